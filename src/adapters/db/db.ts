@@ -1,0 +1,17 @@
+// The SQL port shared by the PostgreSQL and PGlite adapters: the event store, the read models and the
+// projector all speak plain SQL through it, so both back ends run exactly the same statements.
+
+export interface Queryable {
+  query<Row = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<{ rows: Row[] }>;
+  /** Runs a script of several statements without parameters (migrations). */
+  exec(sql: string): Promise<void>;
+}
+
+export interface Db extends Queryable {
+  readonly kind: 'postgres' | 'pglite';
+  /** Runs fn in one transaction: committed when fn resolves, rolled back when it throws. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** Calls onNotify for each NOTIFY on channel until the returned function is called. */
+  listen(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,27 @@
+// Applies the plain SQL files in migrations/ in name order, each once, each in its own transaction.
+// Safe to run twice and from several processes at once (an advisory lock serialises them).
+import { readdir, readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import type { Db } from './db.ts';
+
+export const MIGRATIONS_DIR = fileURLToPath(new URL('../../../migrations/', import.meta.url));
+const LOCK_KEY = 7_326_001; // arbitrary, fixed: "nomos migrations"
+
+export async function migrate(db: Db, dir = MIGRATIONS_DIR): Promise<string[]> {
+  const files = (await readdir(dir)).filter((f) => f.endsWith('.sql')).sort();
+  const applied: string[] = [];
+  await db.query('CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
+  for (const name of files) {
+    const sql = await readFile(dir + name, 'utf8');
+    const done = await db.transaction(async (tx) => {
+      await tx.query('SELECT pg_advisory_xact_lock($1)', [LOCK_KEY]);
+      const seen = await tx.query('SELECT 1 FROM schema_migrations WHERE name = $1', [name]);
+      if (seen.rows.length > 0) return false;
+      await tx.exec(sql);
+      await tx.query('INSERT INTO schema_migrations (name) VALUES ($1)', [name]);
+      return true;
+    });
+    if (done) applied.push(name);
+  }
+  return applied;
+}

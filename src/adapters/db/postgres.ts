@@ -1,0 +1,58 @@
+// Db over a node-postgres pool. LISTEN holds one dedicated client per channel.
+import pg from 'pg';
+import type { Db, Queryable } from './db.ts';
+
+// BIGINT and NUMERIC come back as strings by default; positions fit in a JS number for any real history.
+pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
+
+export function postgresDb(connectionString: string, options: { max?: number } = {}): Db {
+  const pool = new pg.Pool({ connectionString, max: options.max ?? 10 });
+  // An idle client that loses its connection must not crash the process.
+  pool.on('error', () => undefined);
+  return {
+    kind: 'postgres',
+    query: async <Row>(sql: string, params?: readonly unknown[]) => {
+      const r = await pool.query(sql, params as unknown[] | undefined);
+      return { rows: r.rows as Row[] };
+    },
+    exec: async (sql: string) => {
+      await pool.query(sql);
+    },
+    async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const tx: Queryable = {
+          query: async <Row>(sql: string, params?: readonly unknown[]) => {
+            const r = await client.query(sql, params as unknown[] | undefined);
+            return { rows: r.rows as Row[] };
+          },
+          exec: async (sql: string) => {
+            await client.query(sql);
+          },
+        };
+        const result = await fn(tx);
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      } finally {
+        client.release();
+      }
+    },
+    async listen(channel, onNotify) {
+      const client = new pg.Client({ connectionString });
+      client.on('error', () => undefined);
+      await client.connect();
+      client.on('notification', (msg) => {
+        if (msg.channel === channel) onNotify();
+      });
+      await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+      return async () => {
+        await client.end().catch(() => undefined);
+      };
+    },
+    close: () => pool.end(),
+  };
+}

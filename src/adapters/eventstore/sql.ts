@@ -1,0 +1,197 @@
+// The event store on PostgreSQL or PGlite (same SQL through the Db port). Appends lock the stream's row and
+// check its version; readers follow (transaction_id, global_position) below the oldest open transaction, so
+// a transaction that commits late is read late rather than skipped. NOTIFY wakes subscribers.
+import { randomUUID } from 'node:crypto';
+import { Observable, Subject } from 'rxjs';
+import type { Db } from '../db/db.ts';
+import {
+  type AppendResult,
+  type Checkpoint,
+  ConcurrencyError,
+  type EventStore,
+  type ExpectedVersion,
+  type NewEvent,
+  type ReadAllResult,
+  START,
+  type StoredEvent,
+} from '../../commands/event-store.ts';
+
+export const EVENTS_CHANNEL = 'nomos_events';
+
+interface EventRow {
+  global_position: number;
+  tx: string;
+  event_id: string;
+  stream_name: string;
+  stream_position: number;
+  type: string;
+  data: Record<string, unknown>;
+  metadata: Record<string, unknown>;
+  recorded_at: Date | string;
+}
+
+const COLUMNS = `global_position, transaction_id::text AS tx, event_id::text AS event_id, stream_name, stream_position,
+  type, data, metadata, recorded_at`;
+
+function toStored(row: EventRow): StoredEvent {
+  return {
+    eventId: row.event_id,
+    streamName: row.stream_name,
+    streamPosition: Number(row.stream_position),
+    position: Number(row.global_position),
+    checkpoint: { tx: Number(row.tx), pos: Number(row.global_position) },
+    type: row.type,
+    data: row.data,
+    metadata: row.metadata,
+    recordedAt: new Date(row.recorded_at).toISOString(),
+  };
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export class SqlEventStore implements EventStore {
+  private readonly changes$ = new Subject<void>();
+  private listening: Promise<() => Promise<void>> | null = null;
+  private closed = false;
+
+  constructor(private readonly db: Db) {}
+
+  async append(streamName: string, events: readonly NewEvent[], options: { expectedVersion: ExpectedVersion }): Promise<AppendResult> {
+    if (events.length === 0) throw new Error('append needs at least one event');
+    return this.db.transaction(async (tx) => {
+      await tx.query('INSERT INTO streams (stream_name, version) VALUES ($1, -1) ON CONFLICT (stream_name) DO NOTHING', [streamName]);
+      const { rows } = await tx.query<{ version: number }>('SELECT version FROM streams WHERE stream_name = $1 FOR UPDATE', [streamName]);
+      const version = Number(rows[0]?.version ?? -1);
+      const expected = options.expectedVersion;
+      if ((expected === 'no_stream' && version !== -1) || (typeof expected === 'number' && expected !== version)) {
+        throw new ConcurrencyError(streamName, expected, version);
+      }
+      const inserted = await tx.query<{ global_position: number }>(
+        `INSERT INTO events (event_id, stream_name, stream_position, type, data, metadata)
+         SELECT e.event_id, $1, $2 + e.n, e.type, e.data, e.metadata
+         FROM unnest($3::uuid[], $4::text[], $5::jsonb[], $6::jsonb[]) WITH ORDINALITY AS e(event_id, type, data, metadata, n)
+         ORDER BY e.n
+         RETURNING global_position`,
+        [
+          streamName,
+          version,
+          events.map(() => randomUUID()),
+          events.map((e) => e.type),
+          events.map((e) => JSON.stringify(e.data)),
+          events.map((e) => JSON.stringify(e.metadata)),
+        ],
+      );
+      const next = version + events.length;
+      await tx.query('UPDATE streams SET version = $2 WHERE stream_name = $1', [streamName, next]);
+      await tx.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, '']);
+      const positions = inserted.rows.map((r) => Number(r.global_position));
+      return { nextExpectedVersion: next, position: Math.max(...positions) };
+    });
+  }
+
+  async readStream(streamName: string): Promise<{ version: number; events: StoredEvent[] }> {
+    const { rows } = await this.db.query<EventRow>(`SELECT ${COLUMNS} FROM events WHERE stream_name = $1 ORDER BY stream_position`, [streamName]);
+    const events = rows.map(toStored);
+    return { version: events.length === 0 ? -1 : events[events.length - 1]!.streamPosition, events };
+  }
+
+  async readAll(options: { after: Checkpoint; limit: number }): Promise<ReadAllResult> {
+    const { after, limit } = options;
+    const { rows } = await this.db.query<EventRow>(
+      `SELECT ${COLUMNS} FROM events
+       WHERE (transaction_id, global_position) > ($1::text::xid8, $2::bigint)
+         AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+       ORDER BY transaction_id, global_position
+       LIMIT $3`,
+      [String(after.tx), after.pos, limit],
+    );
+    const events = rows.map(toStored);
+    if (events.length === limit) return { events, pending: false };
+    // Committed events that are not yet safe to read: an older transaction is still open.
+    const last = events.length > 0 ? events[events.length - 1]!.checkpoint : after;
+    const waiting = await this.db.query(
+      `SELECT 1 FROM events
+       WHERE (transaction_id, global_position) > ($1::text::xid8, $2::bigint)
+         AND transaction_id >= pg_snapshot_xmin(pg_current_snapshot())
+       LIMIT 1`,
+      [String(last.tx), last.pos],
+    );
+    return { events, pending: waiting.rows.length > 0 };
+  }
+
+  subscribe(options: { after: Checkpoint; batchSize?: number }): Observable<StoredEvent> {
+    const limit = options.batchSize ?? 500;
+    return new Observable<StoredEvent>((subscriber) => {
+      let stopped = false;
+      let dirty = true;
+      let wake: (() => void) | null = null;
+      const changes = this.changes$.subscribe(() => {
+        dirty = true;
+        wake?.();
+      });
+      const loop = async () => {
+        await this.ensureListening();
+        let checkpoint = options.after;
+        let backoff = 2;
+        while (!stopped) {
+          dirty = false;
+          const { events, pending } = await this.readAll({ after: checkpoint, limit });
+          for (const event of events) {
+            if (stopped) return;
+            subscriber.next(event);
+            checkpoint = event.checkpoint;
+          }
+          if (events.length === limit) continue;
+          if (pending) {
+            await sleep(backoff);
+            backoff = Math.min(backoff * 2, 100);
+            continue;
+          }
+          backoff = 2;
+          if (!dirty && !stopped) await new Promise<void>((resolve) => (wake = resolve));
+          wake = null;
+        }
+      };
+      loop().catch((error: unknown) => {
+        if (!stopped) subscriber.error(error);
+      });
+      return () => {
+        stopped = true;
+        changes.unsubscribe();
+        wake?.();
+      };
+    });
+  }
+
+  changes(): Observable<void> {
+    void this.ensureListening();
+    return this.changes$.asObservable();
+  }
+
+  async checkpointOf(position: number): Promise<Checkpoint | null> {
+    const { rows } = await this.db.query<{ tx: string }>('SELECT transaction_id::text AS tx FROM events WHERE global_position = $1', [position]);
+    const row = rows[0];
+    return row ? { tx: Number(row.tx), pos: position } : null;
+  }
+
+  async head(): Promise<{ checkpoint: Checkpoint; position: number }> {
+    const { rows } = await this.db.query<{ tx: string; global_position: number }>(
+      'SELECT transaction_id::text AS tx, global_position FROM events ORDER BY transaction_id DESC, global_position DESC LIMIT 1',
+    );
+    const row = rows[0];
+    if (!row) return { checkpoint: START, position: 0 };
+    return { checkpoint: { tx: Number(row.tx), pos: Number(row.global_position) }, position: Number(row.global_position) };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.changes$.complete();
+    if (this.listening) await (await this.listening)();
+  }
+
+  private ensureListening(): Promise<() => Promise<void>> {
+    if (this.closed) return Promise.resolve(async () => undefined);
+    this.listening ??= this.db.listen(EVENTS_CHANNEL, () => this.changes$.next());
+    return this.listening;
+  }
+}

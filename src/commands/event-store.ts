@@ -1,0 +1,82 @@
+// The event store port: what the command layer and the projector need from any event store
+// (PostgreSQL, PGlite or EventStoreDB). Adapters live in src/adapters/eventstore.
+import type { Observable } from 'rxjs';
+
+/** Where a reader stands in the global log; opaque to callers, ordered by `compareCheckpoints`. */
+export interface Checkpoint {
+  /** PostgreSQL: the writing transaction's id; EventStoreDB: the commit position. */
+  readonly tx: number;
+  /** PostgreSQL: the global position; EventStoreDB: the prepare position. */
+  readonly pos: number;
+}
+
+export const START: Checkpoint = { tx: 0, pos: 0 };
+
+export function compareCheckpoints(a: Checkpoint, b: Checkpoint): number {
+  return a.tx !== b.tx ? Math.sign(a.tx - b.tx) : Math.sign(a.pos - b.pos);
+}
+
+export interface NewEvent {
+  readonly type: string;
+  readonly data: Record<string, unknown>;
+  readonly metadata: Record<string, unknown>;
+}
+
+export interface StoredEvent extends NewEvent {
+  readonly eventId: string;
+  readonly streamName: string;
+  /** 0-based position of the event in its stream. */
+  readonly streamPosition: number;
+  /** The event's position in the global log: what commands return and queries accept as min_position. */
+  readonly position: number;
+  readonly checkpoint: Checkpoint;
+  readonly recordedAt: string;
+}
+
+/** 'no_stream': the stream must not exist; 'any': no check; a number: the stream's current version (last streamPosition). */
+export type ExpectedVersion = number | 'no_stream' | 'any';
+
+export interface AppendResult {
+  /** The stream's version after the append (the last event's streamPosition). */
+  readonly nextExpectedVersion: number;
+  /** Global position of the last appended event. */
+  readonly position: number;
+}
+
+export interface ReadAllResult {
+  readonly events: StoredEvent[];
+  /**
+   * True when events may exist after the last one returned that are not yet safe to read (a transaction
+   * that began earlier is still open). The reader should look again shortly rather than wait for a notification.
+   */
+  readonly pending: boolean;
+}
+
+export interface EventStore {
+  append(streamName: string, events: readonly NewEvent[], options: { expectedVersion: ExpectedVersion }): Promise<AppendResult>;
+  /** All events of one stream in order; version is -1 for a stream that does not exist. */
+  readStream(streamName: string): Promise<{ version: number; events: StoredEvent[] }>;
+  /** Up to `limit` events after `after`, in the order a subscriber must apply them. */
+  readAll(options: { after: Checkpoint; limit: number }): Promise<ReadAllResult>;
+  /** Catch-up from `after`, then live; never skips an event, never repeats one. */
+  subscribe(options: { after: Checkpoint; batchSize?: number }): Observable<StoredEvent>;
+  /** Fires (at least) once after any append commits; lets a puller sleep until there is something to read. */
+  changes(): Observable<void>;
+  /** The checkpoint of the event at `position`, or null when there is none. */
+  checkpointOf(position: number): Promise<Checkpoint | null>;
+  /** Checkpoint of the last event in the log (START when empty): how far a reader could get right now. */
+  head(): Promise<{ checkpoint: Checkpoint; position: number }>;
+  close(): Promise<void>;
+}
+
+export class ConcurrencyError extends Error {
+  readonly code = 'concurrency_conflict';
+  constructor(
+    readonly streamName: string,
+    readonly expected: ExpectedVersion,
+    readonly actual: number,
+  ) {
+    super(`stream ${streamName} is at version ${actual}, expected ${String(expected)}`);
+    this.name = 'ConcurrencyError';
+  }
+}

@@ -1,0 +1,68 @@
+// Conventions shared by every aggregate: who acted, why, when — carried in each event's metadata.
+import { z } from 'zod';
+
+export const Role = z.enum(['operator', 'agent', 'system']);
+export type Role = z.infer<typeof Role>;
+
+export const Actor = z.strictObject({ role: Role, id: z.string().min(1).max(200) });
+export type Actor = z.infer<typeof Actor>;
+
+/** Metadata of a command: supplied by the caller (API, agent, CLI), never invented by a decider. */
+export interface CommandMetadata {
+  /** Unique id of this command; deciders use it as the id of anything the command creates. */
+  readonly commandId: string;
+  readonly actor: Actor;
+  readonly correlationId: string;
+  /** Id of the event or request that caused this command. */
+  readonly causationId: string;
+  /** ISO 8601 time the command is handled at. */
+  readonly now: string;
+}
+
+export const EventMetadata = z.object({
+  schema_version: z.number().int().positive(),
+  actor: Actor,
+  correlation_id: z.string().min(1),
+  causation_id: z.string().min(1),
+  occurred_at: z.iso.datetime({ offset: true }),
+});
+export type EventMetadata = z.infer<typeof EventMetadata>;
+
+export function eventMetadata(meta: CommandMetadata, schemaVersion = 1): EventMetadata {
+  return {
+    schema_version: schemaVersion,
+    actor: meta.actor,
+    correlation_id: meta.correlationId,
+    causation_id: meta.causationId,
+    occurred_at: meta.now,
+  };
+}
+
+/** A decided event before it is stored. */
+export interface Decided<E extends { type: string; data: unknown }> {
+  readonly event: E;
+  readonly metadata: EventMetadata;
+}
+
+/** A domain rule refused the command. `rule` is a stable code; the message says what to do instead. */
+export class RuleViolation extends Error {
+  constructor(
+    readonly rule: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'RuleViolation';
+  }
+}
+
+/** The command names something that does not exist (a session, a stream). */
+export class NotFound extends Error {
+  constructor(
+    readonly what: string,
+    message: string,
+    readonly code = 'not_found',
+  ) {
+    super(message);
+    this.name = 'NotFound';
+  }
+}

@@ -1,0 +1,52 @@
+// The commands a session accepts, exactly as clients send them to POST /sessions/:id/commands.
+// Imperative names; unknown fields are refused so a typo never passes silently.
+import { z } from 'zod';
+import { Outcome } from './events.ts';
+
+const text = z.string().min(1).max(100_000);
+
+export const sessionCommandSchemas = {
+  post_user_message: z.strictObject({ type: z.literal('post_user_message'), text }),
+  record_assistant_message: z.strictObject({ type: z.literal('record_assistant_message'), text: z.string().max(100_000) }),
+  record_tool_call_requested: z.strictObject({
+    type: z.literal('record_tool_call_requested'),
+    tool_call_id: z.string().min(1).max(200),
+    name: z.string().min(1).max(200),
+    args: z.record(z.string(), z.unknown()),
+  }),
+  record_tool_call_completed: z.strictObject({
+    type: z.literal('record_tool_call_completed'),
+    tool_call_id: z.string().min(1).max(200),
+    result: z.unknown().optional(),
+    error: z.string().max(100_000).optional(),
+  }),
+  set_goal: z.strictObject({ type: z.literal('set_goal'), goal: z.string().trim().min(1).max(10_000) }),
+  propose_plan: z.strictObject({
+    type: z.literal('propose_plan'),
+    steps: z
+      .array(z.strictObject({ title: z.string().trim().min(1).max(1_000), command: z.string().max(10_000).optional(), target: z.string().max(200).optional() }))
+      .min(1)
+      .max(100),
+  }),
+  update_plan_step: z.strictObject({
+    type: z.literal('update_plan_step'),
+    seq: z.number().int().positive(),
+    status: z.enum(['running', 'done', 'skipped', 'failed']),
+  }),
+  complete_task: z.strictObject({ type: z.literal('complete_task'), outcome: Outcome, summary: z.string().max(20_000) }),
+} as const;
+
+export const SessionCommand = z.discriminatedUnion('type', [
+  sessionCommandSchemas.post_user_message,
+  sessionCommandSchemas.record_assistant_message,
+  sessionCommandSchemas.record_tool_call_requested,
+  sessionCommandSchemas.record_tool_call_completed,
+  sessionCommandSchemas.set_goal,
+  sessionCommandSchemas.propose_plan,
+  sessionCommandSchemas.update_plan_step,
+  sessionCommandSchemas.complete_task,
+]);
+export type SessionCommand = z.infer<typeof SessionCommand>;
+
+/** Commands the domain handles that do not come through the commands endpoint. */
+export type SessionLifecycleCommand = { type: 'start_session'; session_id: string } | { type: 'delete_session'; reason: string | null };

@@ -1,0 +1,91 @@
+// Every event a session stream can hold, each with its zod schema and schema version. Events are facts in
+// the past tense; the read models and the deciders both parse them through these schemas.
+import { z } from 'zod';
+
+export const Outcome = z.enum(['success', 'partial', 'failed']);
+export type Outcome = z.infer<typeof Outcome>;
+
+export const StepStatus = z.enum(['pending', 'running', 'done', 'skipped', 'failed', 'replaced']);
+export type StepStatus = z.infer<typeof StepStatus>;
+
+export const TurnFailureReason = z.enum(['model_empty_response', 'model_refusal', 'provider_error', 'iteration_limit', 'cancelled']);
+export type TurnFailureReason = z.infer<typeof TurnFailureReason>;
+
+/** Largest tool result kept in an event; larger ones are cut and their original size recorded. */
+export const MAX_TOOL_RESULT_BYTES = 4096;
+
+const id = z.string().min(1).max(200);
+
+export const sessionEventSchemas = {
+  SessionStarted: z.object({ session_id: id }),
+  /** Activity arrived after the session had ended: it is open again until the next complete_task. */
+  SessionReopened: z.object({ previous_status: z.enum(['done', 'failed']) }),
+  UserMessagePosted: z.object({ message_id: id, text: z.string() }),
+  /** The final text of the current turn, held by the turn's assistant message. */
+  AssistantMessageRecorded: z.object({ message_id: id, text: z.string() }),
+  ToolCallRequested: z.object({ tool_call_id: id, message_id: id, name: z.string().min(1), args: z.record(z.string(), z.unknown()) }),
+  ToolCallCompleted: z.object({
+    tool_call_id: id,
+    result: z.unknown(),
+    error: z.string().nullable(),
+    /** Set when the result was cut to MAX_TOOL_RESULT_BYTES: the size of the original, serialised as JSON. */
+    result_original_bytes: z.number().int().nonnegative().nullable(),
+  }),
+  GoalSet: z.object({ goal_id: id, goal: z.string().min(1), title: z.string() }),
+  GoalSuperseded: z.object({ goal_id: id, superseded_by: id }),
+  PlanProposed: z.object({
+    generation: z.number().int().positive(),
+    steps: z.array(z.object({ seq: z.number().int().positive(), title: z.string().min(1), command: z.string().optional(), target: z.string().optional() })),
+  }),
+  PlanStepsReplaced: z.object({
+    by_generation: z.number().int().positive(),
+    steps: z.array(z.object({ generation: z.number().int().positive(), seq: z.number().int().positive() })),
+  }),
+  PlanStepUpdated: z.object({
+    generation: z.number().int().positive(),
+    seq: z.number().int().positive(),
+    from: StepStatus,
+    status: StepStatus,
+    /** Set when complete_task closed the step rather than the agent. */
+    closed_by_task: z.boolean(),
+  }),
+  TaskCompleted: z.object({
+    goal_id: id.nullable(),
+    outcome: Outcome,
+    summary: z.string(),
+    status: z.enum(['done', 'failed']),
+  }),
+  ApprovalRequested: z.object({
+    approval_id: id,
+    execution_id: id,
+    command: z.string(),
+    target: z.string(),
+    risk_class: z.string(),
+    expires_at: z.iso.datetime({ offset: true }),
+  }),
+  ApprovalGranted: z.object({ approval_id: id }),
+  ApprovalDenied: z.object({ approval_id: id, reason: z.string() }),
+  ApprovalExpired: z.object({ approval_id: id }),
+  ApprovalCancelled: z.object({ approval_id: id, reason: z.string() }),
+  /** A turn ended without a usable answer. */
+  TurnFailed: z.object({ reason: TurnFailureReason, detail: z.string() }),
+  /** Tombstone: read models drop the session; its events stay. */
+  SessionDeleted: z.object({ reason: z.string().nullable() }),
+} as const;
+
+export const SESSION_EVENT_VERSION = 1;
+
+type Schemas = typeof sessionEventSchemas;
+export type SessionEventType = keyof Schemas;
+export type SessionEvent = { [K in SessionEventType]: { type: K; data: z.infer<Schemas[K]> } }[SessionEventType];
+export type SessionEventOf<K extends SessionEventType> = Extract<SessionEvent, { type: K }>;
+
+export function isSessionEventType(type: string): type is SessionEventType {
+  return Object.hasOwn(sessionEventSchemas, type);
+}
+
+/** Parses a stored event back into the union; throws on an unknown type or a malformed payload. */
+export function parseSessionEvent(type: string, data: unknown): SessionEvent {
+  if (!isSessionEventType(type)) throw new Error(`unknown session event type ${type}`);
+  return { type, data: sessionEventSchemas[type].parse(data) } as SessionEvent;
+}

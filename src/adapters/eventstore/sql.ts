@@ -164,8 +164,16 @@ export class SqlEventStore implements EventStore {
   }
 
   changes(): Observable<void> {
-    void this.ensureListening();
-    return this.changes$.asObservable();
+    return new Observable<void>((subscriber) => {
+      const subscription = this.changes$.subscribe(subscriber);
+      // An append that commits before LISTEN is in place sends its NOTIFY to nobody: signal once LISTEN is
+      // ready, so a puller that read before then looks again instead of sleeping through that append.
+      this.ensureListening().then(
+        () => subscriber.next(),
+        (error: unknown) => subscriber.error(error),
+      );
+      return subscription;
+    });
   }
 
   async checkpointOf(position: number): Promise<Checkpoint | null> {
@@ -186,12 +194,22 @@ export class SqlEventStore implements EventStore {
   async close(): Promise<void> {
     this.closed = true;
     this.changes$.complete();
-    if (this.listening) await (await this.listening)();
+    await this.listening?.then(
+      (unlisten) => unlisten(),
+      () => undefined,
+    );
   }
 
   private ensureListening(): Promise<() => Promise<void>> {
-    if (this.closed) return Promise.resolve(async () => undefined);
-    this.listening ??= this.db.listen(EVENTS_CHANNEL, () => this.changes$.next());
+    if (this.closed) return Promise.resolve(() => Promise.resolve());
+    if (!this.listening) {
+      const listening = this.db.listen(EVENTS_CHANNEL, () => this.changes$.next());
+      // A failed LISTEN must not be cached: the next subscriber tries again.
+      listening.catch(() => {
+        if (this.listening === listening) this.listening = null;
+      });
+      this.listening = listening;
+    }
     return this.listening;
   }
 }

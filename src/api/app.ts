@@ -1,0 +1,34 @@
+// Builds the HTTP API: shared context, error mapping, then one encapsulated plugin per area. Only main listens.
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { type ZodTypeProvider, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import type { Runtime } from '../runtime.ts';
+import { nomosContext } from './context.ts';
+import { registerErrorHandling } from './errors.ts';
+import { operationsApi } from './operations.ts';
+import { sessionsApi } from './sessions.ts';
+
+export interface AppOptions {
+  readonly runtime: Runtime;
+  readonly readWaitMs?: number;
+  readonly bodyLimit?: number;
+  readonly logger?: boolean;
+}
+
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: options.bodyLimit ?? 1_048_576,
+    genReqId: () => randomUUID(),
+    // Query strings are flat here: a repeated key is refused by the schema rather than merged.
+    routerOptions: { ignoreTrailingSlash: true },
+  }).withTypeProvider<ZodTypeProvider>();
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  registerErrorHandling(app);
+  await app.register(nomosContext, { runtime: options.runtime, readWaitMs: options.readWaitMs ?? 5_000 });
+  await app.register(sessionsApi);
+  await app.register(operationsApi);
+  await app.ready();
+  return app;
+}

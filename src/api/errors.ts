@@ -1,0 +1,80 @@
+// The one place errors become HTTP answers: application/problem+json with a stable code.
+// Validation → 400 naming the field, unknown → 404, a refused rule or a lost race → 409, lag → 503.
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { ConcurrencyError } from '../commands/event-store.ts';
+import { NotFound, RuleViolation } from '../domain/messages.ts';
+import { InvalidCursorError } from '../projections/sessions.ts';
+
+/** An error raised by the API layer itself, with its HTTP status and stable code. */
+export class HttpProblem extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly extra: Record<string, unknown> = {},
+  ) {
+    super(message);
+    this.name = 'HttpProblem';
+  }
+}
+
+interface Problem {
+  status: number;
+  code: string;
+  title: string;
+  detail: string;
+  [key: string]: unknown;
+}
+
+const TITLES: Record<number, string> = {
+  400: 'Bad Request',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  409: 'Conflict',
+  413: 'Payload Too Large',
+  415: 'Unsupported Media Type',
+  503: 'Service Unavailable',
+};
+
+function problem(status: number, code: string, detail: string, extra: Record<string, unknown> = {}): Problem {
+  return { type: `about:blank`, status, title: TITLES[status] ?? 'Error', code, detail, ...extra };
+}
+
+export function toProblem(error: unknown): Problem {
+  if (hasZodFastifySchemaValidationErrors(error)) {
+    const where = error.validationContext ?? 'request';
+    const errors = error.validation.map((v) => {
+      const path = v.instancePath.replace(/^\//, '').replaceAll('/', '.');
+      return { field: path ? `${where}.${path}` : where, message: v.message ?? 'invalid' };
+    });
+    return problem(400, 'validation_failed', errors.map((e) => `${e.field}: ${e.message}`).join('; '), { errors });
+  }
+  if (error instanceof HttpProblem) return problem(error.status, error.code, error.message, error.extra);
+  if (error instanceof RuleViolation) return problem(409, error.rule, error.message, { rule: error.rule });
+  if (error instanceof NotFound) return problem(404, error.code, error.message);
+  if (error instanceof ConcurrencyError) {
+    return problem(409, error.code, `${error.message}; the command was retried and kept conflicting with concurrent writers — retry it`);
+  }
+  if (error instanceof InvalidCursorError) return problem(400, 'invalid_cursor', error.message);
+  const fe = error as Partial<FastifyError>;
+  if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
+    const code = fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 'body_too_large' : fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? 'unsupported_media_type' : fe.statusCode === 400 ? 'malformed_request' : (fe.code ?? 'bad_request').toLowerCase();
+    return problem(fe.statusCode, code, fe.message ?? 'bad request');
+  }
+  return problem(500, 'internal_error', 'internal error');
+}
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error, request, reply) => {
+    const p = toProblem(error);
+    if (p.status >= 500) request.log.error({ err: error }, 'unhandled error');
+    return reply.status(p.status).type('application/problem+json').send(p);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    reply
+      .status(404)
+      .type('application/problem+json')
+      .send(problem(404, 'no_such_route', `no route ${request.method} ${request.url.split('?')[0] ?? ''}`)),
+  );
+}

@@ -1,0 +1,22 @@
+// Health and the projections' progress: what an operator checks first when reads look stale.
+import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod';
+import { projectionStatus } from '../projections/projector.ts';
+
+export const operationsApi: FastifyPluginCallbackZod = (app, _options, done) => {
+  const { runtime } = app.nomos;
+  const deps = { store: runtime.store, db: runtime.db };
+
+  app.get('/healthz', async () => {
+    const head = await runtime.store.head();
+    return { status: 'ok', event_store: runtime.description.eventStore, read_models: runtime.description.readModels, head_position: head.position };
+  });
+
+  app.get('/projections', async () => {
+    const [status, head] = await Promise.all([projectionStatus(deps, runtime.projections), runtime.store.head()]);
+    return {
+      head_position: head.position,
+      projections: status.map((s) => ({ name: s.name, version: s.version, state: 'live', position: s.position, lag: s.lag, updated_at: s.updated_at })),
+    };
+  });
+  done();
+};

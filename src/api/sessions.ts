@@ -1,0 +1,129 @@
+// The sessions area: create, drive (commands), list with filters and keyset pages, read one session, its tool
+// calls, plan and raw events, and delete. Queries answer from the read models and say how fresh they are.
+import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { deleteSession, executeSessionCommand, startSession } from '../commands/session.ts';
+import { SessionCommand } from '../domain/session/commands.ts';
+import { Outcome } from '../domain/session/events.ts';
+import { sessionStream } from '../domain/session/stream.ts';
+import { getPlan } from '../projections/plans.ts';
+import { type SessionFilter, getSession, listSessions } from '../projections/sessions.ts';
+import { getMessages, getToolCalls } from '../projections/transcript.ts';
+import { commandContext } from './context.ts';
+import { HttpProblem } from './errors.ts';
+import { MinPosition, asOfPosition, awaitPosition, stamp } from './freshness.ts';
+import { parseSince } from './since.ts';
+
+const SessionParams = z.strictObject({ id: z.uuid({ error: 'session id must be a UUID' }) });
+const ReadQuery = z.strictObject({ min_position: MinPosition });
+
+const ListQuery = z.strictObject({
+  outcome: Outcome.optional(),
+  status: z.enum(['active', 'done', 'failed']).optional(),
+  entity_id: z.string().min(1).max(200).optional(),
+  blocker: z.string().min(1).max(100).optional(),
+  since: z
+    .string()
+    .transform((value, ctx) => {
+      const date = parseSince(value, new Date());
+      if (date === null) {
+        ctx.addIssue({ code: 'custom', message: 'since takes an RFC 3339 time (2026-07-18T09:45:00Z) or a duration (90m, 24h, 7d)' });
+        return z.NEVER;
+      }
+      return date;
+    })
+    .optional(),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: z.string().min(1).max(500).optional(),
+  min_position: MinPosition,
+});
+
+const SESSION_READS = ['sessions', 'transcript', 'plans'] as const;
+
+export const sessionsApi: FastifyPluginCallbackZod = (app, _options, done) => {
+  const { runtime, readWaitMs } = app.nomos;
+  const deps = runtime.commandDeps;
+
+  // No body, or an empty object: a session starts empty. Fastify hands a missing body over as null.
+  app.post('/sessions', { schema: { body: z.strictObject({}).nullish() } }, async (request, reply) => {
+    const result = await startSession(deps, commandContext(request));
+    return reply.status(201).send(result);
+  });
+
+  app.post('/sessions/:id/commands', { schema: { params: SessionParams, body: SessionCommand } }, async (request) =>
+    executeSessionCommand(deps, request.params.id, request.body, commandContext(request)),
+  );
+
+  app.get('/sessions', { schema: { querystring: ListQuery } }, async (request, reply) => {
+    const q = request.query;
+    await awaitPosition(runtime, ['sessions'], q.min_position, readWaitMs);
+    const asOf = await asOfPosition(runtime, ['sessions']);
+    const filter: SessionFilter = {
+      limit: q.limit,
+      ...(q.outcome && { outcome: q.outcome }),
+      ...(q.status && { status: q.status }),
+      ...(q.entity_id && { entity_id: q.entity_id }),
+      ...(q.blocker && { blocker: q.blocker }),
+      ...(q.since && { since: q.since }),
+      ...(q.cursor && { cursor: q.cursor }),
+    };
+    const page = await listSessions(runtime.db, filter);
+    stamp(reply, asOf);
+    return { ...page, as_of_position: asOf };
+  });
+
+  app.get('/sessions/:id', { schema: { params: SessionParams, querystring: ReadQuery } }, async (request, reply) => {
+    const { id } = request.params;
+    await awaitPosition(runtime, SESSION_READS, request.query.min_position, readWaitMs);
+    const asOf = await asOfPosition(runtime, SESSION_READS);
+    const session = await getSession(runtime.db, id);
+    if (!session) throw new HttpProblem(404, 'session_not_found', `no session ${id}`);
+    const messages = await getMessages(runtime.db, id);
+    stamp(reply, asOf);
+    return { session_id: id, session, messages, as_of_position: asOf };
+  });
+
+  app.get('/sessions/:id/tool_calls', { schema: { params: SessionParams, querystring: ReadQuery } }, async (request, reply) => {
+    const { id } = request.params;
+    await awaitPosition(runtime, ['sessions', 'transcript'], request.query.min_position, readWaitMs);
+    const asOf = await asOfPosition(runtime, ['sessions', 'transcript']);
+    if (!(await getSession(runtime.db, id))) throw new HttpProblem(404, 'session_not_found', `no session ${id}`);
+    stamp(reply, asOf);
+    // A bare array, as audit scripts expect; freshness travels in the X-Nomos-As-Of-Position header.
+    return getToolCalls(runtime.db, id);
+  });
+
+  app.get('/sessions/:id/plan', { schema: { params: SessionParams, querystring: ReadQuery } }, async (request, reply) => {
+    const { id } = request.params;
+    await awaitPosition(runtime, ['sessions', 'plans'], request.query.min_position, readWaitMs);
+    const asOf = await asOfPosition(runtime, ['sessions', 'plans']);
+    if (!(await getSession(runtime.db, id))) throw new HttpProblem(404, 'session_not_found', `no session ${id}`);
+    stamp(reply, asOf);
+    return { session_id: id, ...(await getPlan(runtime.db, id)), as_of_position: asOf };
+  });
+
+  // The raw history, straight from the event store: it outlives a deletion, which is itself an event here.
+  app.get('/sessions/:id/events', { schema: { params: SessionParams } }, async (request) => {
+    const { id } = request.params;
+    const { version, events } = await runtime.store.readStream(sessionStream(id));
+    if (version === -1) throw new HttpProblem(404, 'session_not_found', `no session ${id}`);
+    return {
+      session_id: id,
+      version,
+      events: events.map((e) => ({
+        event_id: e.eventId,
+        type: e.type,
+        stream_position: e.streamPosition,
+        position: e.position,
+        data: e.data,
+        metadata: e.metadata,
+        recorded_at: e.recordedAt,
+      })),
+    };
+  });
+
+  app.delete('/sessions/:id', { schema: { params: SessionParams, body: z.strictObject({ reason: z.string().max(1000).optional() }).nullish() } }, async (request) =>
+    deleteSession(deps, request.params.id, request.body?.reason ?? null, commandContext(request)),
+  );
+  done();
+};

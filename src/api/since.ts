@@ -1,0 +1,11 @@
+// `since` as users write it: an RFC 3339 time, or a duration back from now (30s, 90m, 24h, 7d, 2w).
+const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 } as const;
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i;
+
+export function parseSince(value: string, now: Date): Date | null {
+  const duration = /^(\d{1,6})([smhdw])$/.exec(value.trim());
+  if (duration) return new Date(now.getTime() - Number(duration[1]) * UNIT_MS[duration[2] as keyof typeof UNIT_MS]);
+  if (!RFC3339.test(value.trim())) return null;
+  const date = new Date(value.trim());
+  return Number.isNaN(date.getTime()) ? null : date;
+}

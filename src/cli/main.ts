@@ -1,0 +1,47 @@
+// The `nomos` command line: serve, migrate, and projection maintenance. Thin: each verb wires existing parts.
+import { Command } from 'commander';
+import { migrate } from '../adapters/db/migrate.ts';
+import { loadConfig } from '../config.ts';
+import { openDb } from '../runtime.ts';
+import { claimDataDir } from './data-dir-lock.ts';
+import { rebuildCommand, statusCommand } from './projections.ts';
+import { serve } from './serve.ts';
+
+const program = new Command('nomos').description('Nomos: an event-sourced backend for a resident operations agent').showHelpAfterError();
+
+program
+  .command('serve')
+  .description('start the HTTP API and the projectors (embedded PGlite in NOMOS_DATA_DIR unless DATABASE_URL is set)')
+  .action(async () => serve(loadConfig()));
+
+program
+  .command('migrate')
+  .description('apply the SQL migrations in migrations/ (safe to run twice)')
+  .action(async () => {
+    const config = loadConfig();
+    const release = config.databaseUrl ? null : await claimDataDir(config.dataDir);
+    const db = await openDb(config);
+    try {
+      const applied = await migrate(db);
+      console.log(applied.length === 0 ? 'migrations: up to date' : `migrations applied: ${applied.join(', ')}`);
+    } finally {
+      await db.close();
+      await release?.();
+    }
+  });
+
+const projections = program.command('projections').description('inspect and rebuild the read models');
+projections
+  .command('rebuild')
+  .argument('[name]', 'one projection (sessions, transcript, plans); all when omitted')
+  .description('replay every event into fresh read-model tables')
+  .action(async (name?: string) => rebuildCommand(loadConfig(), name));
+projections
+  .command('status')
+  .description("each projection's version, position and lag")
+  .action(async () => statusCommand(loadConfig()));
+
+program.parseAsync(process.argv).catch((error: unknown) => {
+  console.error(`nomos: ${error instanceof Error ? error.message : String(error)}`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,41 @@
+// Configuration from the environment, parsed once at start; a bad value stops the start with a clear message.
+import { z } from 'zod';
+
+const Env = z.object({
+  DATABASE_URL: z.string().min(1).optional(),
+  EVENTSTORE_URL: z.string().startsWith('esdb', 'EVENTSTORE_URL must be an esdb:// or esdb+discover:// URL').optional(),
+  NOMOS_DATA_DIR: z.string().min(1).default('./.nomos'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(8092),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  /** How long a query with min_position waits for the projections before answering 503. */
+  NOMOS_READ_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
+  NOMOS_BODY_LIMIT: z.coerce.number().int().min(1024).default(1_048_576),
+});
+
+export interface Config {
+  readonly databaseUrl: string | null;
+  readonly eventStoreUrl: string | null;
+  readonly dataDir: string;
+  readonly port: number;
+  readonly host: string;
+  readonly readWaitMs: number;
+  readonly bodyLimit: number;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = Env.safeParse(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== '')));
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new Error(`bad configuration: ${problems}`);
+  }
+  const e = parsed.data;
+  return {
+    databaseUrl: e.DATABASE_URL ?? null,
+    eventStoreUrl: e.EVENTSTORE_URL ?? null,
+    dataDir: e.NOMOS_DATA_DIR,
+    port: e.PORT,
+    host: e.HOST,
+    readWaitMs: e.NOMOS_READ_WAIT_MS,
+    bodyLimit: e.NOMOS_BODY_LIMIT,
+  };
+}

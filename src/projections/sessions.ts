@@ -1,0 +1,413 @@
+// The sessions read model: one row per session with what auditors list and filter on (counts, turns, top
+// tools, entities touched, approvals, outcome, blocker, closed_at), and the queries that read it.
+//
+// Handles every session event: each one moves last_active_at. Besides that,
+//   SessionStarted            inserts the row (created_at)
+//   UserMessagePosted         counts a user message; a new turn begins
+//   AssistantMessageRecorded  counts the turn's assistant message if this creates it; keeps the text for the blocker rules
+//   ToolCallRequested         the same for the turn's message; counts the tool call, its tool, the entities it names
+//   GoalSet                   goal and title
+//   TaskCompleted             status, outcome, summary, closed_at, blocker
+//   SessionReopened           active again: outcome, summary, blocker, closed_at cleared
+//   Approval*                 pending_approvals, approvals_requested, approvals_expired and the blocker facts
+//   TurnFailed                the blocker facts
+//   SessionDeleted            drops the session's rows
+import { z } from 'zod';
+import type { Queryable } from '../adapters/db/db.ts';
+import type { StoredEvent } from '../commands/event-store.ts';
+import { EventMetadata } from '../domain/messages.ts';
+import { BLOCKER_RULES_VERSION, type BlockerFacts, deriveBlocker } from '../domain/session/blocker.ts';
+import { entitySlugsIn } from '../domain/session/entities.ts';
+import { Outcome, parseSessionEvent, sessionEventSchemas, type SessionEvent, TurnFailureReason } from '../domain/session/events.ts';
+import { sessionIdOf } from '../domain/session/stream.ts';
+import type { Projection } from './projection.ts';
+
+/** Tables and rules together: the blocker rules' version is part of it, so new rules rebuild the model. */
+const TABLES_VERSION = 1;
+
+// ---- helpers shared by the read-model projections ----
+
+const OccurredAt = EventMetadata.pick({ occurred_at: true });
+
+/** When the event happened, from its metadata: read models never consult the clock. */
+export function occurredAt(event: StoredEvent): string {
+  return OccurredAt.parse(event.metadata).occurred_at;
+}
+
+/** PostgreSQL text refuses U+0000, which command output can carry; it becomes U+FFFD rather than stalling a projector. */
+export function pgText(text: string): string {
+  return text.replaceAll('\u0000', '\uFFFD');
+}
+
+/** A value as a jsonb parameter (null stays SQL NULL), with U+0000 replaced as in pgText. */
+export function pgJson(value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  return JSON.stringify(value, (_key, v: unknown) => (typeof v === 'string' ? pgText(v) : v));
+}
+
+export function isoOrNull(date: Date | null): string | null {
+  return date === null ? null : date.toISOString();
+}
+
+// ---- the projection ----
+
+const FactsRow = z.object({
+  status: z.enum(['active', 'done', 'failed']),
+  outcome: Outcome.nullable(),
+  blocker: z.string().nullable(),
+  turn_message_id: z.string().nullable(),
+  pending_approval_ids: z.array(z.string()),
+  task_approvals_expired: z.number().int(),
+  task_approvals_denied: z.number().int(),
+  task_approvals_orphaned: z.number().int(),
+  last_turn_failure: TurnFailureReason.nullable(),
+  last_assistant_text: z.string().nullable(),
+});
+type FactsRow = z.infer<typeof FactsRow>;
+
+const FACT_COLUMNS = Object.keys(FactsRow.shape).join(', ');
+
+function blockerFacts(row: FactsRow, outcome: Outcome): BlockerFacts {
+  return {
+    outcome,
+    // complete_task cancels still-pending approvals as orphaned just before TaskCompleted: those were pending at the end.
+    approvalsPendingAtEnd: row.pending_approval_ids.length + row.task_approvals_orphaned,
+    approvalsExpired: row.task_approvals_expired,
+    approvalsDenied: row.task_approvals_denied,
+    // The session stream records no execution outcomes yet; these facts stay 0 until it does.
+    executionsRefused: 0,
+    executionsTimedOut: 0,
+    lastTurnFailure: row.last_turn_failure,
+    lastAssistantText: row.last_assistant_text,
+  };
+}
+
+/** 1 when this message id opens the turn's assistant message, 0 when the turn already has it. */
+function opens(row: FactsRow, messageId: string): 0 | 1 {
+  return row.turn_message_id === messageId ? 0 : 1;
+}
+
+/** Moves last_active_at and returns the facts before this event; null when the session is unknown or deleted. */
+async function touch(tx: Queryable, id: string, at: string): Promise<FactsRow | null> {
+  const { rows } = await tx.query(`UPDATE sessions SET last_active_at = $2 WHERE id = $1 RETURNING ${FACT_COLUMNS}`, [id, at]);
+  return rows[0] === undefined ? null : FactsRow.parse(rows[0]);
+}
+
+/**
+ * The agent's final text usually trails complete_task in the same turn, and often says what blocked it.
+ * Text arriving while the session is closed may fill in a missing blocker, but never replaces one.
+ */
+async function fillBlocker(tx: Queryable, id: string, row: FactsRow): Promise<void> {
+  if (row.status === 'active' || row.outcome === null || row.blocker !== null) return;
+  const derived = deriveBlocker(blockerFacts(row, row.outcome));
+  if (derived === null) return;
+  await tx.query('UPDATE sessions SET blocker = $2, blocker_evidence = $3::jsonb WHERE id = $1', [id, derived.blocker, pgJson(derived.evidence)]);
+}
+
+async function resolveApproval(tx: Queryable, id: string, row: FactsRow, approvalId: string, counts: { expired?: 1; denied?: 1; orphaned?: 1 }): Promise<void> {
+  // Resolving an approval that is not pending (already resolved) changes nothing.
+  if (!row.pending_approval_ids.includes(approvalId)) return;
+  await tx.query(
+    `UPDATE sessions SET pending_approval_ids = array_remove(pending_approval_ids, $2),
+       approvals_expired = approvals_expired + $3, task_approvals_expired = task_approvals_expired + $3,
+       task_approvals_denied = task_approvals_denied + $4, task_approvals_orphaned = task_approvals_orphaned + $5
+     WHERE id = $1`,
+    [id, approvalId, counts.expired ?? 0, counts.denied ?? 0, counts.orphaned ?? 0],
+  );
+}
+
+async function applyEvent(tx: Queryable, id: string, e: SessionEvent, at: string): Promise<void> {
+  if (e.type === 'SessionStarted') {
+    await tx.query(`INSERT INTO sessions (id, status, created_at, last_active_at) VALUES ($1, 'active', $2, $2) ON CONFLICT (id) DO NOTHING`, [id, at]);
+    return;
+  }
+  const row = await touch(tx, id, at);
+  if (row === null) return;
+  switch (e.type) {
+    case 'UserMessagePosted':
+      await tx.query('UPDATE sessions SET user_message_count = user_message_count + 1, turn_message_id = NULL, last_turn_failure = NULL WHERE id = $1', [id]);
+      return;
+    case 'AssistantMessageRecorded': {
+      const { message_id, text } = e.data;
+      await tx.query(
+        `UPDATE sessions SET assistant_message_count = assistant_message_count + $2, turn_message_id = $3,
+           last_assistant_text = $4, last_turn_failure = NULL
+         WHERE id = $1`,
+        [id, opens(row, message_id), message_id, pgText(text)],
+      );
+      await fillBlocker(tx, id, { ...row, last_assistant_text: text, last_turn_failure: null });
+      return;
+    }
+    case 'ToolCallRequested': {
+      const { message_id, name, args } = e.data;
+      await tx.query(
+        `INSERT INTO session_tool_counts (session_id, name, count) VALUES ($1, $2, 1)
+         ON CONFLICT (session_id, name) DO UPDATE SET count = session_tool_counts.count + 1`,
+        [id, pgText(name)],
+      );
+      const slugs = entitySlugsIn(args);
+      if (slugs.length > 0) {
+        await tx.query(
+          'INSERT INTO session_entities (session_id, slug) SELECT $1, jsonb_array_elements_text($2::jsonb) ON CONFLICT DO NOTHING',
+          [id, pgJson(slugs)],
+        );
+      }
+      await tx.query(
+        `UPDATE sessions SET assistant_message_count = assistant_message_count + $2, turn_message_id = $3,
+           tool_call_count = tool_call_count + 1,
+           top_tools = (
+             SELECT coalesce(jsonb_agg(jsonb_build_object('name', t.name, 'count', t.count) ORDER BY t.count DESC, t.name), '[]'::jsonb)
+             FROM (SELECT name, count FROM session_tool_counts WHERE session_id = $1 ORDER BY count DESC, name LIMIT 5) t),
+           entities = ARRAY(SELECT slug FROM session_entities WHERE session_id = $1 ORDER BY slug)
+         WHERE id = $1`,
+        [id, opens(row, message_id), message_id],
+      );
+      return;
+    }
+    case 'GoalSet':
+      await tx.query('UPDATE sessions SET goal = $2, title = $3 WHERE id = $1', [id, pgText(e.data.goal), pgText(e.data.title)]);
+      return;
+    case 'TaskCompleted': {
+      const { status, outcome, summary } = e.data;
+      const derived = deriveBlocker(blockerFacts(row, outcome));
+      await tx.query(
+        `UPDATE sessions SET status = $2, outcome = $3, summary = $4, closed_at = $5, blocker = $6, blocker_evidence = $7::jsonb
+         WHERE id = $1`,
+        [id, status, outcome, pgText(summary), at, derived?.blocker ?? null, pgJson(derived?.evidence)],
+      );
+      return;
+    }
+    case 'SessionReopened':
+      await tx.query(
+        `UPDATE sessions SET status = 'active', outcome = NULL, summary = NULL, blocker = NULL, blocker_evidence = NULL, closed_at = NULL,
+           task_approvals_expired = 0, task_approvals_denied = 0, task_approvals_orphaned = 0
+         WHERE id = $1`,
+        [id],
+      );
+      return;
+    case 'ApprovalRequested':
+      await tx.query(
+        'UPDATE sessions SET pending_approval_ids = array_append(pending_approval_ids, $2), approvals_requested = approvals_requested + 1 WHERE id = $1',
+        [id, e.data.approval_id],
+      );
+      return;
+    case 'ApprovalGranted':
+      return resolveApproval(tx, id, row, e.data.approval_id, {});
+    case 'ApprovalDenied':
+      return resolveApproval(tx, id, row, e.data.approval_id, { denied: 1 });
+    case 'ApprovalExpired':
+      return resolveApproval(tx, id, row, e.data.approval_id, { expired: 1 });
+    case 'ApprovalCancelled':
+      return resolveApproval(tx, id, row, e.data.approval_id, e.data.reason.startsWith('orphaned') ? { orphaned: 1 } : {});
+    case 'TurnFailed':
+      await tx.query('UPDATE sessions SET last_turn_failure = $2 WHERE id = $1', [id, e.data.reason]);
+      await fillBlocker(tx, id, { ...row, last_turn_failure: e.data.reason });
+      return;
+    case 'SessionDeleted':
+      await tx.query('DELETE FROM session_tool_counts WHERE session_id = $1', [id]);
+      await tx.query('DELETE FROM session_entities WHERE session_id = $1', [id]);
+      await tx.query('DELETE FROM sessions WHERE id = $1', [id]);
+      return;
+    case 'ToolCallCompleted':
+    case 'GoalSuperseded':
+    case 'PlanProposed':
+    case 'PlanStepsReplaced':
+    case 'PlanStepUpdated':
+      return; // only last_active_at
+    default: {
+      const unhandled: never = e;
+      throw new Error(`sessions projection: unhandled event ${JSON.stringify(unhandled)}`);
+    }
+  }
+}
+
+export const sessionsProjection: Projection = {
+  name: 'sessions',
+  version: TABLES_VERSION * 1000 + BLOCKER_RULES_VERSION,
+  tables: ['session_tool_counts', 'session_entities', 'sessions'],
+  // Every session event, because every one of them is activity that moves last_active_at.
+  handles: new Set(Object.keys(sessionEventSchemas)),
+  async apply(tx, event) {
+    const id = sessionIdOf(event.streamName);
+    if (id === null) return;
+    await applyEvent(tx, id, parseSessionEvent(event.type, event.data), occurredAt(event));
+  },
+};
+
+// ---- queries ----
+
+export interface ToolCount {
+  name: string;
+  count: number;
+}
+
+export interface SessionView {
+  id: string;
+  title: string | null;
+  goal: string | null;
+  status: 'active' | 'done' | 'failed';
+  outcome: Outcome | null;
+  summary: string | null;
+  blocker: string | null;
+  blocker_evidence: { source: 'event' | 'text'; detail: string } | null;
+  pending_approvals: number;
+  approvals_requested: number;
+  approvals_expired: number;
+  message_count: number;
+  user_message_count: number;
+  assistant_message_count: number;
+  tool_call_count: number;
+  turn_count: number;
+  top_tools: ToolCount[];
+  entities: string[];
+  created_at: string;
+  last_active_at: string;
+  closed_at: string | null;
+  /** (closed_at, or now while open) − created_at, in whole seconds. */
+  duration_seconds: number;
+}
+
+const SessionRow = z.object({
+  id: z.string(),
+  title: z.string().nullable(),
+  goal: z.string().nullable(),
+  status: z.enum(['active', 'done', 'failed']),
+  outcome: Outcome.nullable(),
+  summary: z.string().nullable(),
+  blocker: z.string().nullable(),
+  blocker_evidence: z.object({ source: z.enum(['event', 'text']), detail: z.string() }).nullable(),
+  pending_approvals: z.number().int(),
+  approvals_requested: z.number().int(),
+  approvals_expired: z.number().int(),
+  message_count: z.number().int(),
+  user_message_count: z.number().int(),
+  assistant_message_count: z.number().int(),
+  tool_call_count: z.number().int(),
+  turn_count: z.number().int(),
+  top_tools: z.array(z.object({ name: z.string(), count: z.number().int() })),
+  entities: z.array(z.string()),
+  created_at: z.date(),
+  last_active_at: z.date(),
+  closed_at: z.date().nullable(),
+  duration_seconds: z.number().int(),
+});
+
+const VIEW_COLUMNS = `id, title, goal, status, outcome, summary, blocker, blocker_evidence, pending_approvals, approvals_requested,
+  approvals_expired, message_count, user_message_count, assistant_message_count, tool_call_count, turn_count, top_tools, entities,
+  created_at, last_active_at, closed_at,
+  greatest(0, floor(extract(epoch FROM coalesce(closed_at, now()) - created_at)))::integer AS duration_seconds`;
+
+function toView(raw: unknown): SessionView {
+  const row = SessionRow.parse(raw);
+  return { ...row, created_at: row.created_at.toISOString(), last_active_at: row.last_active_at.toISOString(), closed_at: isoOrNull(row.closed_at) };
+}
+
+export interface SessionFilter {
+  outcome?: Outcome;
+  status?: 'active' | 'done' | 'failed';
+  /** Sessions whose tool calls named this entity slug. */
+  entity_id?: string;
+  blocker?: string;
+  /** last_active_at >= since */
+  since?: Date;
+  limit: number;
+  cursor?: string;
+}
+
+export class InvalidCursorError extends Error {
+  readonly code = 'invalid_cursor';
+  constructor() {
+    super('cursor is not one this server issued; drop it to start from the first page');
+    this.name = 'InvalidCursorError';
+  }
+}
+
+// created_at to the microsecond, in a form that reads back exactly whatever the server's DateStyle.
+const CURSOR_TIME_SQL = `to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+const Cursor = z.tuple([z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/), z.string().min(1)]);
+
+function encodeCursor(createdAt: string, id: string): string {
+  return Buffer.from(JSON.stringify([createdAt, id])).toString('base64url');
+}
+
+function decodeCursor(cursor: string): [string, string] {
+  if (!/^[A-Za-z0-9_-]+$/.test(cursor)) throw new InvalidCursorError();
+  let decoded: unknown;
+  try {
+    decoded = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw new InvalidCursorError();
+  }
+  const parsed = Cursor.safeParse(decoded);
+  if (!parsed.success || Number.isNaN(Date.parse(parsed.data[0]))) throw new InvalidCursorError();
+  return parsed.data;
+}
+
+/** Newest first, in keyset pages: a page never repeats or skips a session, however many arrive meanwhile. */
+export async function listSessions(db: Queryable, filter: SessionFilter): Promise<{ sessions: SessionView[]; next_cursor: string | null }> {
+  if (!Number.isInteger(filter.limit) || filter.limit < 1) throw new RangeError('limit must be a positive integer');
+  const params: unknown[] = [];
+  const param = (value: unknown): string => `$${params.push(value)}`;
+  const where: string[] = [];
+  if (filter.outcome !== undefined) where.push(`outcome = ${param(filter.outcome)}`);
+  if (filter.status !== undefined) where.push(`status = ${param(filter.status)}`);
+  if (filter.blocker !== undefined) where.push(`blocker = ${param(filter.blocker)}`);
+  if (filter.entity_id !== undefined) where.push(`id IN (SELECT session_id FROM session_entities WHERE slug = ${param(filter.entity_id)})`);
+  if (filter.since !== undefined) where.push(`last_active_at >= ${param(filter.since.toISOString())}`);
+  if (filter.cursor !== undefined) {
+    const [createdAt, id] = decodeCursor(filter.cursor);
+    where.push(`(created_at, id) < (${param(createdAt)}::timestamptz, ${param(id)})`);
+  }
+  // One row more than asked says whether another page exists.
+  const { rows } = await db.query<Record<string, unknown>>(
+    `SELECT ${VIEW_COLUMNS}, ${CURSOR_TIME_SQL} AS cursor_created_at FROM sessions
+     ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+     ORDER BY created_at DESC, id DESC LIMIT ${param(filter.limit + 1)}`,
+    params,
+  );
+  const page = rows.slice(0, filter.limit);
+  const last = page.at(-1);
+  const next_cursor =
+    rows.length > filter.limit && last !== undefined ? encodeCursor(z.string().parse(last.cursor_created_at), z.string().parse(last.id)) : null;
+  return { sessions: page.map(toView), next_cursor };
+}
+
+export async function getSession(db: Queryable, id: string): Promise<SessionView | null> {
+  const { rows } = await db.query(`SELECT ${VIEW_COLUMNS} FROM sessions WHERE id = $1`, [id]);
+  return rows[0] === undefined ? null : toView(rows[0]);
+}
+
+export interface UnfinishedSession {
+  id: string;
+  goal: string | null;
+  summary: string | null;
+  blocker: string | null;
+  outcome: 'partial' | 'failed';
+  closed_at: string;
+}
+
+const UnfinishedRow = z.object({
+  id: z.string(),
+  goal: z.string().nullable(),
+  summary: z.string().nullable(),
+  blocker: z.string().nullable(),
+  outcome: z.enum(['partial', 'failed']),
+  closed_at: z.date(),
+});
+
+/** Sessions that ended partial or failed since `since`, newest first: what a new goal should pick up from. */
+export async function recentUnfinishedSessions(
+  db: Queryable,
+  options: { excludeSessionId: string; since: Date; limit: number },
+): Promise<UnfinishedSession[]> {
+  const { rows } = await db.query(
+    `SELECT id, goal, summary, blocker, outcome, closed_at FROM sessions
+     WHERE outcome IN ('partial', 'failed') AND closed_at >= $1 AND id <> $2
+     ORDER BY closed_at DESC, id DESC LIMIT $3`,
+    [options.since.toISOString(), options.excludeSessionId, options.limit],
+  );
+  return rows.map((raw) => {
+    const row = UnfinishedRow.parse(raw);
+    return { ...row, closed_at: row.closed_at.toISOString() };
+  });
+}

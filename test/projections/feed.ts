@@ -1,0 +1,80 @@
+// Builds a session's StoredEvents the way the event store hands them to a projector (schema-valid data,
+// metadata with occurred_at, increasing positions), and applies them as the projector would: one
+// transaction per event, only the types the projection handles.
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../../src/adapters/db/db.ts';
+import type { StoredEvent } from '../../src/commands/event-store.ts';
+import { parseSessionEvent, type SessionEventOf, type SessionEventType } from '../../src/domain/session/events.ts';
+import { sessionStream } from '../../src/domain/session/stream.ts';
+import type { Projection } from '../../src/projections/projection.ts';
+
+// Global positions grow across every feed of a test file, as they do in one event log.
+let globalPosition = 0;
+
+export class SessionFeed {
+  readonly events: StoredEvent[] = [];
+  private clock: number;
+
+  constructor(
+    readonly sessionId: string,
+    startsAt: string,
+  ) {
+    this.clock = Date.parse(startsAt) - 1000;
+  }
+
+  /** The event happens `at`, or one second after the previous one. */
+  add<K extends SessionEventType>(type: K, data: SessionEventOf<K>['data'], options: { at?: string } = {}): StoredEvent {
+    this.clock = options.at === undefined ? this.clock + 1000 : Date.parse(options.at);
+    parseSessionEvent(type, data); // a test must not feed what the store would never hold
+    globalPosition += 1;
+    const event: StoredEvent = {
+      eventId: randomUUID(),
+      streamName: sessionStream(this.sessionId),
+      streamPosition: this.events.length,
+      position: globalPosition,
+      checkpoint: { tx: globalPosition, pos: globalPosition },
+      recordedAt: new Date(this.clock).toISOString(),
+      type,
+      data,
+      metadata: {
+        schema_version: 1,
+        actor: { role: type === 'UserMessagePosted' ? 'operator' : 'agent', id: 'test' },
+        correlation_id: 'c-1',
+        causation_id: 'c-1',
+        occurred_at: new Date(this.clock).toISOString(),
+      },
+    };
+    this.events.push(event);
+    return event;
+  }
+
+  /** The time of the last event added. */
+  get now(): string {
+    return new Date(this.clock).toISOString();
+  }
+}
+
+export async function applyEvents(db: Db, projection: Projection, events: readonly StoredEvent[]): Promise<void> {
+  for (const event of events) {
+    if (!projection.handles.has(event.type)) continue;
+    await db.transaction((tx) => projection.apply(tx, event));
+  }
+}
+
+/** A turn as the agent records it: the user's message, tool calls each with its result, the final text. */
+export function turn(
+  feed: SessionFeed,
+  options: { user?: string; tools?: Array<{ name: string; args?: Record<string, unknown>; error?: string }>; text?: string },
+): { messageId: string; toolCallIds: string[] } {
+  if (options.user !== undefined) feed.add('UserMessagePosted', { message_id: randomUUID(), text: options.user });
+  const messageId = randomUUID();
+  const toolCallIds: string[] = [];
+  for (const tool of options.tools ?? []) {
+    const id = randomUUID();
+    toolCallIds.push(id);
+    feed.add('ToolCallRequested', { tool_call_id: id, message_id: messageId, name: tool.name, args: tool.args ?? {} });
+    feed.add('ToolCallCompleted', { tool_call_id: id, result: { ok: tool.error === undefined }, error: tool.error ?? null, result_original_bytes: null });
+  }
+  if (options.text !== undefined) feed.add('AssistantMessageRecorded', { message_id: messageId, text: options.text });
+  return { messageId, toolCallIds };
+}

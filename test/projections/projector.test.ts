@@ -1,0 +1,367 @@
+// The checkpointed projector on a real event store and database: every handled event lands exactly once,
+// whether caught up in batches, followed live, resumed after a failure, raced, reset or rebuilt.
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Queryable } from '../../src/adapters/db/db.ts';
+import { postgresDb } from '../../src/adapters/db/postgres.ts';
+import { SqlEventStore } from '../../src/adapters/eventstore/sql.ts';
+import { type EventStore, type NewEvent, START, type StoredEvent } from '../../src/commands/event-store.ts';
+import type { Projection } from '../../src/projections/projection.ts';
+import {
+  ensureCheckpoint,
+  hasReached,
+  ProjectionVersionError,
+  Projector,
+  type ProjectorDeps,
+  projectionStatus,
+  rebuildProjection,
+  resetProjection,
+} from '../../src/projections/projector.ts';
+import { databases, type TestDb } from '../support/databases.ts';
+
+const ev = (type: string, n = 0): NewEvent => ({ type, data: { n }, metadata: {} });
+
+/** Rows keyed by event position, so an event applied twice fails the batch instead of hiding. */
+interface TestProjection extends Projection {
+  readonly rowsTable: string;
+  /** Events to fail on, once each: the first apply of such an event throws. */
+  failOnce: Set<number>;
+  applied: number;
+  onApply?: (event: StoredEvent) => Promise<void>;
+}
+
+let tables = 0;
+async function testProjection(db: Queryable, version = 1, name = `p${++tables}`): Promise<TestProjection> {
+  const rowsTable = `${name}_rows`;
+  const counterTable = `${name}_counter`;
+  await db.exec(`
+    CREATE TABLE IF NOT EXISTS ${rowsTable} (position bigint PRIMARY KEY, stream text NOT NULL, type text NOT NULL);
+    CREATE TABLE IF NOT EXISTS ${counterTable} (id int PRIMARY KEY, n int NOT NULL);`);
+  const projection: TestProjection = {
+    name,
+    version,
+    tables: [rowsTable, counterTable],
+    handles: new Set(['A', 'B']),
+    rowsTable,
+    failOnce: new Set(),
+    applied: 0,
+    async apply(tx, event) {
+      projection.applied++;
+      await projection.onApply?.(event);
+      if (projection.failOnce.delete(event.position)) throw new Error(`planned failure at ${event.position}`);
+      await tx.query(`INSERT INTO ${rowsTable} (position, stream, type) VALUES ($1, $2, $3)`, [event.position, event.streamName, event.type]);
+      await tx.query(`INSERT INTO ${counterTable} (id, n) VALUES (1, 1) ON CONFLICT (id) DO UPDATE SET n = ${counterTable}.n + 1`);
+    },
+  };
+  return projection;
+}
+
+let streams = 0;
+/** Appends `count` events in separate transactions, mixing handled and unhandled types; returns the last position. */
+async function appendMany(store: EventStore, count: number): Promise<number> {
+  const stream = `test-${++streams}`;
+  let position = 0;
+  for (let i = 0; i < count; i++) {
+    const type = i % 3 === 2 ? 'Ignored' : i % 2 === 0 ? 'A' : 'B';
+    ({ position } = await store.append(stream, [ev(type, i)], { expectedVersion: i === 0 ? 'no_stream' : i - 1 }));
+  }
+  return position;
+}
+
+async function allEvents(store: EventStore): Promise<StoredEvent[]> {
+  const { events } = await store.readAll({ after: START, limit: 100_000 });
+  return events;
+}
+
+async function rowsOf(db: Queryable, projection: TestProjection) {
+  const { rows } = await db.query<{ position: number; stream: string; type: string }>(`SELECT position, stream, type FROM ${projection.rowsTable} ORDER BY position`);
+  return rows.map((r) => ({ position: Number(r.position), stream: r.stream, type: r.type }));
+}
+
+async function counterOf(db: Queryable, projection: TestProjection): Promise<number> {
+  const { rows } = await db.query<{ n: number }>(`SELECT n FROM ${projection.tables[1]!} WHERE id = 1`);
+  return Number(rows[0]?.n ?? 0);
+}
+
+/** The projection holds exactly one row per handled event in the log, and its counter agrees. */
+async function expectExact(deps: ProjectorDeps, projection: TestProjection): Promise<void> {
+  const expected = (await allEvents(deps.store))
+    .filter((e) => projection.handles.has(e.type))
+    .map((e) => ({ position: e.position, stream: e.streamName, type: e.type }))
+    .sort((a, b) => a.position - b.position);
+  expect(await rowsOf(deps.db, projection)).toEqual(expected);
+  expect(await counterOf(deps.db, projection)).toBe(expected.length);
+}
+
+async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+async function caughtUp(deps: ProjectorDeps, projection: Projection): Promise<boolean> {
+  const [status] = await projectionStatus(deps, [projection]);
+  return status?.lag === 0;
+}
+
+/** The real store with an action slipped in after each readAll returns: lets a test move a checkpoint between a batch's read and write. */
+function interposed(store: EventStore, afterRead: () => Promise<void>): EventStore {
+  return {
+    append: (...args) => store.append(...args),
+    readStream: (...args) => store.readStream(...args),
+    readAll: async (options) => {
+      const result = await store.readAll(options);
+      await afterRead();
+      return result;
+    },
+    subscribe: (...args) => store.subscribe(...args),
+    changes: () => store.changes(),
+    checkpointOf: (position) => store.checkpointOf(position),
+    head: () => store.head(),
+    close: () => store.close(),
+  };
+}
+
+describe.each(databases)('projector on $name', (database) => {
+  let t: TestDb;
+  let store: SqlEventStore;
+  let deps: ProjectorDeps;
+
+  beforeAll(async () => {
+    t = await database.open();
+    store = new SqlEventStore(t.db);
+    deps = { store, db: t.db };
+  });
+
+  afterAll(async () => {
+    await store.close();
+    await t.close();
+  });
+
+  it('catches up over several small batches to exactly one row per handled event', async () => {
+    await appendMany(store, 23);
+    const projection = await testProjection(t.db);
+    const projector = new Projector(deps, projection, { batchSize: 4 });
+    let batches = 0;
+    while ((await projector.runBatch()) > 0) batches++;
+    expect(batches).toBeGreaterThanOrEqual(6); // at least 23 events / 4 per batch
+    await expectExact(deps, projection);
+    // Unhandled events were read but not applied; the checkpoint still passed them.
+    expect(projection.applied).toBe((await allEvents(store)).filter((e) => projection.handles.has(e.type)).length);
+    expect(await caughtUp(deps, projection)).toBe(true);
+  });
+
+  it('follows the log live after start() and stops cleanly', async () => {
+    await appendMany(store, 5);
+    const projection = await testProjection(t.db);
+    const errors: unknown[] = [];
+    const projector = new Projector(deps, projection, { batchSize: 3, onError: (e) => errors.push(e) });
+    projector.start();
+    await waitFor(() => caughtUp(deps, projection), 'catch-up');
+    // Appended after the projector went idle: only a change notification (or the idle recheck) brings these in.
+    await appendMany(store, 7);
+    // Well inside the projector's 5 s idle recheck, so this proves the notification woke it.
+    await waitFor(() => caughtUp(deps, projection), 'live events', 3_000);
+    await projector.stop();
+    await expectExact(deps, projection);
+    expect(errors).toEqual([]);
+  });
+
+  it('rolls back a failed batch and resumes from the committed checkpoint without loss or doubles', async () => {
+    const last = await appendMany(store, 12);
+    const projection = await testProjection(t.db);
+    const handled = (await allEvents(store)).filter((e) => projection.handles.has(e.type));
+    const victim = handled[handled.length - 3]!.position;
+    projection.failOnce.add(victim);
+    const first = new Projector(deps, projection, { batchSize: 5 });
+    await expect(first.catchUp()).rejects.toThrow(`planned failure at ${victim}`);
+    // Nothing of the failed batch survived: no row at or after the batch that held the victim.
+    const [status] = await projectionStatus(deps, [projection]);
+    expect(status!.position).toBeLessThan(victim);
+    expect((await rowsOf(t.db, projection)).every((r) => r.position <= status!.position)).toBe(true);
+    expect(await hasReached(deps, [projection], last)).toBe(false);
+
+    // A fresh projector, as after a restart, picks up from the committed checkpoint.
+    await new Projector(deps, projection, { batchSize: 5 }).catchUp();
+    await expectExact(deps, projection);
+  });
+
+  it('reports an error from the live loop, backs off and recovers on its own', async () => {
+    await appendMany(store, 6);
+    const projection = await testProjection(t.db);
+    const handled = (await allEvents(store)).filter((e) => projection.handles.has(e.type));
+    projection.failOnce.add(handled[handled.length - 1]!.position);
+    const errors: unknown[] = [];
+    const projector = new Projector(deps, projection, { onError: (e) => errors.push(e) });
+    projector.start();
+    await waitFor(() => caughtUp(deps, projection), 'recovery after the failure');
+    await projector.stop();
+    expect(errors).toHaveLength(1);
+    await expectExact(deps, projection);
+  });
+
+  it('discards a batch whose checkpoint a reset moved between its read and its write', async () => {
+    await appendMany(store, 4);
+    const projection = await testProjection(t.db);
+    await new Projector(deps, projection).catchUp();
+    await appendMany(store, 4);
+    let resets = 0;
+    const racing = interposed(store, async () => {
+      if (resets++ === 0) await resetProjection(t.db, projection);
+    });
+    const projector = new Projector({ store: racing, db: t.db }, projection, { batchSize: 100 });
+    const read = await projector.runBatch();
+    expect(read).toBe(4); // it read the four new events...
+    expect(await rowsOf(t.db, projection)).toEqual([]); // ...but applied none: the reset's empty tables stand
+    expect(await caughtUp(deps, projection)).toBe(false);
+    // Had it applied them, the replay from START would collide with its rows; instead it ends exact.
+    await projector.catchUp();
+    await expectExact(deps, projection);
+  });
+
+  it('discards a batch when another projector committed the same events first', async () => {
+    await appendMany(store, 6);
+    const projection = await testProjection(t.db);
+    const rival = new Projector(deps, projection, { batchSize: 100 });
+    let raced = false;
+    const racing = interposed(store, async () => {
+      if (raced) return;
+      raced = true;
+      expect(await rival.runBatch()).toBeGreaterThan(0);
+    });
+    const projector = new Projector({ store: racing, db: t.db }, projection, { batchSize: 100 });
+    const appliedBefore = projection.applied;
+    await projector.runBatch();
+    await projector.catchUp();
+    // Each handled event was applied once: ours found the checkpoint moved and did not even call apply.
+    const handled = (await allEvents(store)).filter((e) => projection.handles.has(e.type)).length;
+    expect(projection.applied - appliedBefore).toBe(handled);
+    await expectExact(deps, projection);
+  });
+
+  it('rebuilds to identical rows and reports its progress', async () => {
+    await appendMany(store, 9);
+    const projection = await testProjection(t.db);
+    await new Projector(deps, projection, { batchSize: 2 }).catchUp();
+    const before = await rowsOf(t.db, projection);
+    const progress: { events: number; position: number }[] = [];
+    const { events } = await rebuildProjection(deps, projection, (p) => progress.push(p));
+    const head = await store.head();
+    expect(events).toBe((await allEvents(store)).length);
+    expect(progress.at(-1)).toEqual({ events, position: head.position });
+    expect(await rowsOf(t.db, projection)).toEqual(before);
+    await expectExact(deps, projection);
+  });
+
+  it('reports a version change, refuses to extend rows of another version, and a reset adopts the new one', async () => {
+    const projection = await testProjection(t.db, 1);
+    expect(await ensureCheckpoint(t.db, projection)).toEqual({ versionChanged: false });
+    expect(await ensureCheckpoint(t.db, projection)).toEqual({ versionChanged: false });
+    const next = await testProjection(t.db, 2, projection.name);
+    expect(await ensureCheckpoint(t.db, next)).toEqual({ versionChanged: true });
+    await expect(new Projector(deps, next).runBatch()).rejects.toBeInstanceOf(ProjectionVersionError);
+    await resetProjection(t.db, next);
+    expect(await ensureCheckpoint(t.db, next)).toEqual({ versionChanged: false });
+    const [status] = await projectionStatus(deps, [next]);
+    expect(status).toMatchObject({ name: next.name, version: 2, position: 0, checkpoint: START });
+  });
+
+  it('reports lag before catch-up and none after', async () => {
+    await appendMany(store, 3);
+    const projection = await testProjection(t.db);
+    await ensureCheckpoint(t.db, projection);
+    const [before] = await projectionStatus(deps, [projection]);
+    const head = await store.head();
+    expect(before!.lag).toBe(head.position);
+    await new Projector(deps, projection).catchUp();
+    const [after] = await projectionStatus(deps, [projection]);
+    expect(after).toMatchObject({ lag: 0, position: head.position, checkpoint: head.checkpoint, version: 1 });
+    expect(Number.isNaN(Date.parse(after!.updated_at))).toBe(false);
+  });
+
+  it('answers read-your-writes: not reached before catch-up, reached after, never beyond the log', async () => {
+    const projection = await testProjection(t.db);
+    const other = await testProjection(t.db);
+    await new Projector(deps, other).catchUp();
+    const position = await appendMany(store, 2);
+    expect(await hasReached(deps, [projection, other], position)).toBe(false);
+    await new Projector(deps, projection).catchUp();
+    // One projection behind is enough to say no.
+    expect(await hasReached(deps, [projection, other], position)).toBe(false);
+    await new Projector(deps, other).catchUp();
+    expect(await hasReached(deps, [projection, other], position)).toBe(true);
+    expect(await hasReached(deps, [projection], position + 1000)).toBe(false);
+    expect(await hasReached(deps, [projection], 0)).toBe(true);
+  });
+
+  it('lets stop() finish the batch in flight', async () => {
+    await appendMany(store, 4);
+    const projection = await testProjection(t.db);
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let entered!: () => void;
+    const inApply = new Promise<void>((resolve) => (entered = resolve));
+    projection.onApply = async () => {
+      entered();
+      await gate;
+    };
+    const projector = new Projector(deps, projection);
+    projector.start();
+    await inApply;
+    const stopped = projector.stop();
+    release();
+    await stopped;
+    await expectExact(deps, projection);
+  });
+
+  it('two projectors on the same projection, each on its own pool, end with exactly one row per event', async () => {
+    const projection = await testProjection(t.db);
+    // On PostgreSQL the second projector runs as another process would: its own pool and its own LISTEN.
+    const otherDb = t.url ? postgresDb(t.url, { max: 5 }) : t.db;
+    const otherStore = t.url ? new SqlEventStore(otherDb) : store;
+    const errors: unknown[] = [];
+    const a = new Projector(deps, projection, { batchSize: 3, onError: (e) => errors.push(e) });
+    const b = new Projector({ store: otherStore, db: otherDb }, projection, { batchSize: 5, onError: (e) => errors.push(e) });
+    a.start();
+    b.start();
+    try {
+      // Writers on both connections, concurrently with both projectors.
+      await Promise.all([appendMany(store, 30), appendMany(otherStore, 30), appendMany(store, 30)]);
+      await waitFor(() => caughtUp(deps, projection), 'both projectors to finish');
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+      if (t.url) {
+        await otherStore.close();
+        await otherDb.close();
+      }
+    }
+    expect(errors).toEqual([]);
+    await expectExact(deps, projection);
+  });
+
+  it.runIf(database.name === 'postgres')('waits out an open transaction that holds back later events, then projects them', async () => {
+    const projection = await testProjection(t.db);
+    await new Projector(deps, projection).catchUp();
+    // A transaction with an xid, opened before the next append, keeps that append below the read horizon.
+    const holder = new pg.Client({ connectionString: t.url! });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT pg_current_xact_id()');
+      const position = await appendMany(store, 1);
+      const projector = new Projector(deps, projection);
+      projector.start();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(await hasReached(deps, [projection], position)).toBe(false);
+      await holder.query('COMMIT');
+      // No append follows the commit, so no notification: the pending backoff alone must bring the event in.
+      await waitFor(() => hasReached(deps, [projection], position), 'the held-back event', 3_000);
+      await projector.stop();
+    } finally {
+      await holder.end();
+    }
+    await expectExact(deps, projection);
+  });
+});

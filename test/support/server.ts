@@ -1,0 +1,49 @@
+// A real Nomos server for API tests: a fresh database, the runtime with its projectors, and the HTTP API
+// listening on a loopback port, driven with fetch like any client.
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../src/api/app.ts';
+import { loadConfig } from '../../src/config.ts';
+import { type Runtime, openRuntime } from '../../src/runtime.ts';
+import type { TestDatabase, TestDb } from './databases.ts';
+
+export interface TestServer {
+  readonly url: string;
+  readonly runtime: Runtime;
+  readonly app: FastifyInstance;
+  request(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Headers }>;
+  close(): Promise<void>;
+}
+
+export async function startTestServer(database: TestDatabase, options: { readWaitMs?: number; bodyLimit?: number } = {}): Promise<TestServer> {
+  const testDb: TestDb = await database.open();
+  const runtime = await openRuntime(loadConfig({}), { db: testDb.db });
+  runtime.startProjectors();
+  const app = await buildApp({ runtime, readWaitMs: options.readWaitMs ?? 5_000, bodyLimit: options.bodyLimit ?? 1_048_576 });
+  const url = await app.listen({ port: 0, host: '127.0.0.1' });
+  return {
+    url,
+    runtime,
+    app,
+    async request(method, path, body, headers = {}) {
+      const init: RequestInit = { method, headers: { ...headers } };
+      if (body !== undefined) {
+        init.body = typeof body === 'string' ? body : JSON.stringify(body);
+        (init.headers as Record<string, string>)['content-type'] ??= 'application/json';
+      }
+      const res = await fetch(url + path, init);
+      const text = await res.text();
+      let parsed: unknown = text;
+      try {
+        parsed = text === '' ? null : JSON.parse(text);
+      } catch {
+        // not JSON: keep the text
+      }
+      return { status: res.status, body: parsed, headers: res.headers };
+    },
+    async close() {
+      await app.close();
+      await runtime.close();
+      await testDb.close();
+    },
+  };
+}

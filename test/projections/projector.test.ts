@@ -341,14 +341,15 @@ describe.each(databases)('projector on $name', (database) => {
     await expectExact(deps, projection);
   });
 
-  it.runIf(database.name === 'postgres')('waits out an open transaction that holds back later events, then projects them', async () => {
+  it.runIf(database.name === 'postgres')('waits out an open appending transaction that holds back later events, then projects them', async () => {
     const projection = await testProjection(t.db);
     await new Projector(deps, projection).catchUp();
-    // A transaction with an xid, opened before the next append, keeps that append below the read horizon.
+    // An append in flight (it holds the lock on events and has an xid) keeps later appends below the read bound.
     const holder = new pg.Client({ connectionString: t.url! });
     await holder.connect();
     try {
       await holder.query('BEGIN');
+      await holder.query('LOCK TABLE events IN ROW EXCLUSIVE MODE');
       await holder.query('SELECT pg_current_xact_id()');
       const position = await appendMany(store, 1);
       const projector = new Projector(deps, projection);
@@ -361,6 +362,28 @@ describe.each(databases)('projector on $name', (database) => {
       await projector.stop();
     } finally {
       await holder.end();
+    }
+    await expectExact(deps, projection);
+  });
+
+  it.runIf(database.name === 'postgres')('is not held back by an open transaction that does not append events', async () => {
+    const projection = await testProjection(t.db);
+    await new Projector(deps, projection).catchUp();
+    // A writer elsewhere (here: on another table of the same database) has an xid but can never add events.
+    const other = new pg.Client({ connectionString: t.url! });
+    await other.connect();
+    try {
+      await other.query('CREATE TABLE IF NOT EXISTS unrelated (n int)');
+      await other.query('BEGIN');
+      await other.query('INSERT INTO unrelated VALUES (1)');
+      const position = await appendMany(store, 2);
+      const projector = new Projector(deps, projection);
+      projector.start();
+      await waitFor(() => hasReached(deps, [projection], position), 'events appended while an unrelated transaction is open', 3_000);
+      await projector.stop();
+      await other.query('ROLLBACK');
+    } finally {
+      await other.end();
     }
     await expectExact(deps, projection);
   });

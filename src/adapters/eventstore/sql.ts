@@ -1,6 +1,6 @@
 // The event store on PostgreSQL or PGlite (same SQL through the Db port). Appends lock the stream's row and
-// check its version; readers follow (transaction_id, global_position) below the oldest open transaction, so
-// a transaction that commits late is read late rather than skipped. NOTIFY wakes subscribers.
+// check its version; readers follow (transaction_id, global_position) below the oldest open appending transaction, so
+// a transaction that commits late is read late rather than skipped (see migrations/004). NOTIFY wakes subscribers.
 import { randomUUID } from 'node:crypto';
 import { Observable, Subject } from 'rxjs';
 import type { Db } from '../db/db.ts';
@@ -59,6 +59,9 @@ export class SqlEventStore implements EventStore {
   async append(streamName: string, events: readonly NewEvent[], options: { expectedVersion: ExpectedVersion }): Promise<AppendResult> {
     if (events.length === 0) throw new Error('append needs at least one event');
     return this.db.transaction(async (tx) => {
+      // First, before this transaction has an xid: readers rely on every appender holding this lock
+      // (events_safe_bound in migrations/004).
+      await tx.query('LOCK TABLE events IN ROW EXCLUSIVE MODE');
       await tx.query('INSERT INTO streams (stream_name, version) VALUES ($1, -1) ON CONFLICT (stream_name) DO NOTHING', [streamName]);
       const { rows } = await tx.query<{ version: number }>('SELECT version FROM streams WHERE stream_name = $1 FOR UPDATE', [streamName]);
       const version = Number(rows[0]?.version ?? -1);
@@ -100,19 +103,19 @@ export class SqlEventStore implements EventStore {
     const { rows } = await this.db.query<EventRow>(
       `SELECT ${COLUMNS} FROM events
        WHERE (transaction_id, global_position) > ($1::text::xid8, $2::bigint)
-         AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+         AND transaction_id < events_safe_bound()
        ORDER BY transaction_id, global_position
        LIMIT $3`,
       [String(after.tx), after.pos, limit],
     );
     const events = rows.map(toStored);
     if (events.length === limit) return { events, pending: false };
-    // Committed events that are not yet safe to read: an older transaction is still open.
+    // Committed events that are not yet safe to read: an older appending transaction is still open.
     const last = events.length > 0 ? events[events.length - 1]!.checkpoint : after;
     const waiting = await this.db.query(
       `SELECT 1 FROM events
        WHERE (transaction_id, global_position) > ($1::text::xid8, $2::bigint)
-         AND transaction_id >= pg_snapshot_xmin(pg_current_snapshot())
+         AND transaction_id >= events_safe_bound()
        LIMIT 1`,
       [String(last.tx), last.pos],
     );

@@ -13,7 +13,7 @@ import type { Queryable } from '../adapters/db/db.ts';
 import { Outcome, parseSessionEvent, type SessionEvent, StepStatus } from '../domain/session/events.ts';
 import { sessionIdOf } from '../domain/session/stream.ts';
 import type { Projection } from './projection.ts';
-import { isoOrNull, occurredAt, pgJson, pgText } from './sessions.ts';
+import { isoOrNull, occurredAt, pgJson } from './rows.ts';
 
 const PLANS_VERSION = 1;
 
@@ -51,7 +51,7 @@ async function applyEvent(tx: Queryable, sessionId: string, e: SessionEvent, at:
       await tx.query(
         `INSERT INTO goals (session_id, goal_id, goal, status, set_at, event_position) VALUES ($1, $2, $3, 'open', $4, $5)
          ON CONFLICT (session_id, goal_id) DO NOTHING`,
-        [sessionId, e.data.goal_id, pgText(e.data.goal), at, position],
+        [sessionId, e.data.goal_id, e.data.goal, at, position],
       );
       return;
     case 'GoalSuperseded':
@@ -67,7 +67,7 @@ async function applyEvent(tx: Queryable, sessionId: string, e: SessionEvent, at:
       await tx.query(
         `UPDATE goals SET status = 'completed', outcome = $3, summary = $4, closed_at = $5
          WHERE session_id = $1 AND goal_id = $2 AND status = 'open'`,
-        [sessionId, e.data.goal_id, e.data.outcome, pgText(e.data.summary), at],
+        [sessionId, e.data.goal_id, e.data.outcome, e.data.summary, at],
       );
       return;
     case 'SessionDeleted':

@@ -14,40 +14,15 @@
 //   SessionDeleted            drops the session's rows
 import { z } from 'zod';
 import type { Queryable } from '../adapters/db/db.ts';
-import type { StoredEvent } from '../commands/event-store.ts';
-import { EventMetadata } from '../domain/messages.ts';
 import { BLOCKER_RULES_VERSION, type BlockerFacts, deriveBlocker } from '../domain/session/blocker.ts';
 import { entitySlugsIn } from '../domain/session/entities.ts';
 import { Outcome, parseSessionEvent, sessionEventSchemas, type SessionEvent, TurnFailureReason } from '../domain/session/events.ts';
 import { sessionIdOf } from '../domain/session/stream.ts';
 import type { Projection } from './projection.ts';
+import { isoOrNull, occurredAt, pgJson } from './rows.ts';
 
 /** Tables and rules together: the blocker rules' version is part of it, so new rules rebuild the model. */
 const TABLES_VERSION = 1;
-
-// ---- helpers shared by the read-model projections ----
-
-const OccurredAt = EventMetadata.pick({ occurred_at: true });
-
-/** When the event happened, from its metadata: read models never consult the clock. */
-export function occurredAt(event: StoredEvent): string {
-  return OccurredAt.parse(event.metadata).occurred_at;
-}
-
-/** PostgreSQL text refuses U+0000, which command output can carry; it becomes U+FFFD rather than stalling a projector. */
-export function pgText(text: string): string {
-  return text.replaceAll('\u0000', '\uFFFD');
-}
-
-/** A value as a jsonb parameter (null stays SQL NULL), with U+0000 replaced as in pgText. */
-export function pgJson(value: unknown): string | null {
-  if (value === undefined || value === null) return null;
-  return JSON.stringify(value, (_key, v: unknown) => (typeof v === 'string' ? pgText(v) : v));
-}
-
-export function isoOrNull(date: Date | null): string | null {
-  return date === null ? null : date.toISOString();
-}
 
 // ---- the projection ----
 
@@ -133,7 +108,7 @@ async function applyEvent(tx: Queryable, id: string, e: SessionEvent, at: string
         `UPDATE sessions SET assistant_message_count = assistant_message_count + $2, turn_message_id = $3,
            last_assistant_text = $4, last_turn_failure = NULL
          WHERE id = $1`,
-        [id, opens(row, message_id), message_id, pgText(text)],
+        [id, opens(row, message_id), message_id, text],
       );
       await fillBlocker(tx, id, { ...row, last_assistant_text: text, last_turn_failure: null });
       return;
@@ -143,7 +118,7 @@ async function applyEvent(tx: Queryable, id: string, e: SessionEvent, at: string
       await tx.query(
         `INSERT INTO session_tool_counts (session_id, name, count) VALUES ($1, $2, 1)
          ON CONFLICT (session_id, name) DO UPDATE SET count = session_tool_counts.count + 1`,
-        [id, pgText(name)],
+        [id, name],
       );
       const slugs = entitySlugsIn(args);
       if (slugs.length > 0) {
@@ -165,7 +140,7 @@ async function applyEvent(tx: Queryable, id: string, e: SessionEvent, at: string
       return;
     }
     case 'GoalSet':
-      await tx.query('UPDATE sessions SET goal = $2, title = $3 WHERE id = $1', [id, pgText(e.data.goal), pgText(e.data.title)]);
+      await tx.query('UPDATE sessions SET goal = $2, title = $3 WHERE id = $1', [id, e.data.goal, e.data.title]);
       return;
     case 'TaskCompleted': {
       const { status, outcome, summary } = e.data;
@@ -173,7 +148,7 @@ async function applyEvent(tx: Queryable, id: string, e: SessionEvent, at: string
       await tx.query(
         `UPDATE sessions SET status = $2, outcome = $3, summary = $4, closed_at = $5, blocker = $6, blocker_evidence = $7::jsonb
          WHERE id = $1`,
-        [id, status, outcome, pgText(summary), at, derived?.blocker ?? null, pgJson(derived?.evidence)],
+        [id, status, outcome, summary, at, derived?.blocker ?? null, pgJson(derived?.evidence)],
       );
       return;
     }

@@ -11,7 +11,7 @@ import type { Queryable } from '../adapters/db/db.ts';
 import { parseSessionEvent, type SessionEvent } from '../domain/session/events.ts';
 import { sessionIdOf } from '../domain/session/stream.ts';
 import type { Projection } from './projection.ts';
-import { isoOrNull, occurredAt, pgJson, pgText } from './sessions.ts';
+import { isoOrNull, occurredAt, pgJson } from './rows.ts';
 
 const TRANSCRIPT_VERSION = 1;
 
@@ -21,14 +21,14 @@ async function applyEvent(tx: Queryable, sessionId: string, e: SessionEvent, at:
       await tx.query(
         `INSERT INTO messages (session_id, id, role, text, created_at, event_position) VALUES ($1, $2, 'user', $3, $4, $5)
          ON CONFLICT (session_id, id) DO NOTHING`,
-        [sessionId, e.data.message_id, pgText(e.data.text), at, position],
+        [sessionId, e.data.message_id, e.data.text, at, position],
       );
       return;
     case 'AssistantMessageRecorded':
       await tx.query(
         `INSERT INTO messages (session_id, id, role, text, created_at, event_position) VALUES ($1, $2, 'assistant', $3, $4, $5)
          ON CONFLICT (session_id, id) DO UPDATE SET text = EXCLUDED.text`,
-        [sessionId, e.data.message_id, pgText(e.data.text), at, position],
+        [sessionId, e.data.message_id, e.data.text, at, position],
       );
       return;
     case 'ToolCallRequested': {
@@ -42,7 +42,7 @@ async function applyEvent(tx: Queryable, sessionId: string, e: SessionEvent, at:
         `INSERT INTO tool_calls (session_id, id, seq, message_id, name, args, status, requested_at)
          SELECT $1, $2, coalesce(max(seq), 0) + 1, $3, $4, $5::jsonb, 'requested', $6 FROM tool_calls WHERE session_id = $1
          ON CONFLICT (session_id, id) DO NOTHING`,
-        [sessionId, tool_call_id, message_id, pgText(name), pgJson(args), at],
+        [sessionId, tool_call_id, message_id, name, pgJson(args), at],
       );
       return;
     }
@@ -52,7 +52,7 @@ async function applyEvent(tx: Queryable, sessionId: string, e: SessionEvent, at:
         `UPDATE tool_calls SET result = $3::jsonb, error = $4, status = CASE WHEN $4::text IS NULL THEN 'completed' ELSE 'failed' END,
            completed_at = $5, result_original_bytes = $6
          WHERE session_id = $1 AND id = $2`,
-        [sessionId, tool_call_id, pgJson(result), error === null ? null : pgText(error), at, result_original_bytes],
+        [sessionId, tool_call_id, pgJson(result), error === null ? null : error, at, result_original_bytes],
       );
       return;
     }

@@ -181,6 +181,15 @@ describe.each(databases)('sessions API on $name', (database) => {
     expect(res.body.session.user_message_count).toBe(20);
   });
 
+  it('stores command output carrying NUL characters (which PostgreSQL cannot hold) as U+FFFD instead of failing', async () => {
+    const id = await create();
+    await command(id, { type: 'record_tool_call_requested', tool_call_id: 'nul', name: 'run', args: { command: 'cat /proc/1/cmdline' } });
+    const done = await command(id, { type: 'record_tool_call_completed', tool_call_id: 'nul', result: { stdout: 'init\u0000--system\u0000' }, error: 'exit\u0000' });
+    const calls = await server.request('GET', `/sessions/${id}/tool_calls?min_position=${done.position}`);
+    expect(calls.status).toBe(200);
+    expect(calls.body[0]).toMatchObject({ result: { stdout: 'init\uFFFD--system\uFFFD' }, error: 'exit\uFFFD', status: 'failed' });
+  });
+
   it('deletes with a tombstone: read models drop the session, its events stay', async () => {
     const id = await create();
     await command(id, { type: 'set_goal', goal: 'temporary' });

@@ -47,6 +47,14 @@ function toStored(row: EventRow): StoredEvent {
   };
 }
 
+/**
+ * PostgreSQL's text and jsonb cannot hold U+0000, which command output can carry: it is stored as U+FFFD
+ * rather than failing the append (and the command) outright.
+ */
+function storableJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => (typeof v === 'string' && v.includes('\u0000') ? v.replaceAll('\u0000', '\uFFFD') : v));
+}
+
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export class SqlEventStore implements EventStore {
@@ -80,8 +88,8 @@ export class SqlEventStore implements EventStore {
           version,
           events.map(() => randomUUID()),
           events.map((e) => e.type),
-          events.map((e) => JSON.stringify(e.data)),
-          events.map((e) => JSON.stringify(e.metadata)),
+          events.map((e) => storableJson(e.data)),
+          events.map((e) => storableJson(e.metadata)),
         ],
       );
       const next = version + events.length;

@@ -17,24 +17,26 @@ import { parseSince } from './since.ts';
 const SessionParams = z.strictObject({ id: z.uuid({ error: 'session id must be a UUID' }) });
 const ReadQuery = z.strictObject({ min_position: MinPosition });
 
+/** `cursor=` or `since=` left empty by a script means "not given", not "bad". */
+const blankIsAbsent = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
+
+const Since = z.string().transform((value, ctx) => {
+  const date = parseSince(value, new Date());
+  if (date === null) {
+    ctx.addIssue({ code: 'custom', message: 'since takes an RFC 3339 time (2026-07-18T09:45:00Z) or a duration (90m, 24h, 7d)' });
+    return z.NEVER;
+  }
+  return date;
+});
+
 const ListQuery = z.strictObject({
-  outcome: Outcome.optional(),
-  status: z.enum(['active', 'done', 'failed']).optional(),
-  entity_id: z.string().min(1).max(200).optional(),
-  blocker: z.string().min(1).max(100).optional(),
-  since: z
-    .string()
-    .transform((value, ctx) => {
-      const date = parseSince(value, new Date());
-      if (date === null) {
-        ctx.addIssue({ code: 'custom', message: 'since takes an RFC 3339 time (2026-07-18T09:45:00Z) or a duration (90m, 24h, 7d)' });
-        return z.NEVER;
-      }
-      return date;
-    })
-    .optional(),
-  limit: z.coerce.number().int().min(1).max(200).default(50),
-  cursor: z.string().min(1).max(500).optional(),
+  outcome: blankIsAbsent(Outcome),
+  status: blankIsAbsent(z.enum(['active', 'done', 'failed'])),
+  entity_id: blankIsAbsent(z.string().max(200)),
+  blocker: blankIsAbsent(z.string().max(100)),
+  since: blankIsAbsent(Since),
+  limit: z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().int().min(1).max(200).default(50)),
+  cursor: blankIsAbsent(z.string().max(500)),
   min_position: MinPosition,
 });
 

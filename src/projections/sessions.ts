@@ -14,7 +14,7 @@
 //   SessionDeleted            drops the session's rows
 import { z } from 'zod';
 import type { Queryable } from '../adapters/db/db.ts';
-import { BLOCKER_RULES_VERSION, type BlockerFacts, deriveBlocker } from '../domain/session/blocker.ts';
+import { BLOCKER_RULES_VERSION, type BlockerEvidence, type BlockerFacts, deriveBlocker } from '../domain/session/blocker.ts';
 import { entitySlugsIn } from '../domain/session/entities.ts';
 import { Outcome, parseSessionEvent, sessionEventSchemas, type SessionEvent, TurnFailureReason } from '../domain/session/events.ts';
 import { sessionIdOf } from '../domain/session/stream.ts';
@@ -37,14 +37,16 @@ const FactsRow = z.object({
   task_approvals_orphaned: z.number().int(),
   last_turn_failure: TurnFailureReason.nullable(),
   last_assistant_text: z.string().nullable(),
+  summary: z.string().nullable(),
 });
 type FactsRow = z.infer<typeof FactsRow>;
 
 const FACT_COLUMNS = Object.keys(FactsRow.shape).join(', ');
 
-function blockerFacts(row: FactsRow, outcome: Outcome): BlockerFacts {
+function blockerFacts(row: FactsRow, outcome: Outcome, summary: string | null): BlockerFacts {
   return {
     outcome,
+    summary,
     // complete_task cancels still-pending approvals as orphaned just before TaskCompleted: those were pending at the end.
     approvalsPendingAtEnd: row.pending_approval_ids.length + row.task_approvals_orphaned,
     approvalsExpired: row.task_approvals_expired,
@@ -74,7 +76,7 @@ async function touch(tx: Queryable, id: string, at: string): Promise<FactsRow | 
  */
 async function fillBlocker(tx: Queryable, id: string, row: FactsRow): Promise<void> {
   if (row.status === 'active' || row.outcome === null || row.blocker !== null) return;
-  const derived = deriveBlocker(blockerFacts(row, row.outcome));
+  const derived = deriveBlocker(blockerFacts(row, row.outcome, row.summary));
   if (derived === null) return;
   await tx.query('UPDATE sessions SET blocker = $2, blocker_evidence = $3::jsonb WHERE id = $1', [id, derived.blocker, pgJson(derived.evidence)]);
 }
@@ -144,7 +146,7 @@ async function applyEvent(tx: Queryable, id: string, e: SessionEvent, at: string
       return;
     case 'TaskCompleted': {
       const { status, outcome, summary } = e.data;
-      const derived = deriveBlocker(blockerFacts(row, outcome));
+      const derived = deriveBlocker(blockerFacts(row, outcome, summary));
       await tx.query(
         `UPDATE sessions SET status = $2, outcome = $3, summary = $4, closed_at = $5, blocker = $6, blocker_evidence = $7::jsonb
          WHERE id = $1`,
@@ -224,7 +226,7 @@ export interface SessionView {
   outcome: Outcome | null;
   summary: string | null;
   blocker: string | null;
-  blocker_evidence: { source: 'event' | 'text'; detail: string } | null;
+  blocker_evidence: BlockerEvidence | null;
   pending_approvals: number;
   approvals_requested: number;
   approvals_expired: number;
@@ -250,7 +252,7 @@ const SessionRow = z.object({
   outcome: Outcome.nullable(),
   summary: z.string().nullable(),
   blocker: z.string().nullable(),
-  blocker_evidence: z.object({ source: z.enum(['event', 'text']), detail: z.string() }).nullable(),
+  blocker_evidence: z.object({ source: z.enum(['event', 'text', 'summary']), detail: z.string() }).nullable(),
   pending_approvals: z.number().int(),
   approvals_requested: z.number().int(),
   approvals_expired: z.number().int(),

@@ -135,6 +135,10 @@ describe.each(databases)('sessions API on $name', (database) => {
     expect(await q('since=1h')).toEqual(expect.arrayContaining([ok, failed, open]));
     expect(await q('since=2999-01-01T00:00:00Z')).toEqual([]);
     expect(await q(`since=${new Date(Date.now() - 3600_000).toISOString()}`)).toContain(open);
+    // An empty parameter, as a script with an unset variable sends it, counts as not given.
+    const blank = await server.request('GET', '/sessions?cursor=&since=&outcome=&limit=');
+    expect(blank.status).toBe(200);
+    expect(blank.body.sessions.length).toBeGreaterThanOrEqual(3);
     const limited = await server.request('GET', '/sessions?limit=1');
     expect(limited.body.sessions).toHaveLength(1);
     expect(typeof limited.body.next_cursor).toBe('string');
@@ -179,6 +183,14 @@ describe.each(databases)('sessions API on $name', (database) => {
     const maxPos = Math.max(...results.map((r) => r.body.position));
     const res = await server.request('GET', `/sessions/${id}?min_position=${maxPos}`);
     expect(res.body.session.user_message_count).toBe(20);
+  });
+
+  it('takes the blocker from the summary when the last message names no cause', async () => {
+    const id = await create();
+    await command(id, { type: 'record_assistant_message', text: 'The timer is fine; the container runs out of memory.' });
+    const done = await command(id, { type: 'complete_task', outcome: 'partial', summary: 'diagnosed OOM; memory change queued for approval' });
+    const res = await server.request('GET', `/sessions/${id}?min_position=${done.position}`);
+    expect(res.body.session).toMatchObject({ blocker: 'approval_timeout', blocker_evidence: { source: 'summary', detail: 'queued for approval' } });
   });
 
   it('stores command output carrying NUL characters (which PostgreSQL cannot hold) as U+FFFD instead of failing', async () => {

@@ -12,9 +12,10 @@ const partial: BlockerFacts = {
   executionsTimedOut: 0,
   lastTurnFailure: null,
   lastAssistantText: null,
+  summary: null,
 };
 
-type Row = [name: string, facts: Partial<BlockerFacts>, expected: null | [Blocker, 'event' | 'text', string]];
+type Row = [name: string, facts: Partial<BlockerFacts>, expected: null | [Blocker, 'event' | 'text' | 'summary', string]];
 
 const rows: Row[] = [
   // success is never blocked, whatever happened on the way
@@ -36,6 +37,12 @@ const rows: Row[] = [
   ['facts beat text', { approvalsDenied: 1, lastAssistantText: 'The user moved on.' }, ['approval_denied', 'event', '1 approval denied']],
   // a provider error is not a cause the rules name: the words decide
   ['provider error falls through to text', { lastTurnFailure: 'provider_error', lastAssistantText: 'The command timed out.' }, ['tool_error', 'text', 'timed out']],
+
+  // the summary speaks when the last message names no cause; the last message speaks first
+  ['summary names the cause', { lastAssistantText: 'The timer is fine; the container runs out of memory.', summary: 'memory change queued for approval' }, ['approval_timeout', 'summary', 'queued for approval']],
+  ['last message beats summary', { lastAssistantText: 'The user moved on.', summary: 'queued for approval' }, ['user_abandoned', 'text', 'user moved on']],
+  ['summary without a known cause', { summary: 'partly done' }, null],
+  ['facts beat summary', { approvalsDenied: 1, summary: 'classifier flagged it' }, ['approval_denied', 'event', '1 approval denied']],
 
   // text
   ['queued for approval', { lastAssistantText: 'Both commands are queued for approval.' }, ['approval_timeout', 'text', 'queued for approval']],

@@ -1,5 +1,5 @@
 // Why a session ended without success, as one stable code auditors can count: recorded facts first
-// (approvals, executions, turn failures), then phrases in the agent's last words. Versioned, because
+// (approvals, executions, turn failures), then phrases in the agent's last words, then in its summary. Versioned, because
 // changing a rule changes what the read model says about past sessions.
 import type { Outcome, TurnFailureReason } from './events.ts';
 
@@ -27,11 +27,13 @@ export interface BlockerFacts {
   executionsTimedOut: number;
   lastTurnFailure: TurnFailureReason | null;
   lastAssistantText: string | null;
+  /** complete_task's summary: the agent's own account of the outcome, read when its last message names no cause. */
+  summary: string | null;
 }
 
 export interface BlockerEvidence {
-  source: 'event' | 'text';
-  /** The fact ("1 approval expired") or the phrase matched in the last assistant message. */
+  source: 'event' | 'text' | 'summary';
+  /** The fact ("1 approval expired") or the phrase matched in the last assistant message or the summary. */
   detail: string;
 }
 
@@ -102,10 +104,11 @@ function fromEvents(facts: BlockerFacts): DerivedBlocker | null {
   return null;
 }
 
-function fromText(text: string): DerivedBlocker | null {
+function fromText(text: string | null, source: 'text' | 'summary'): DerivedBlocker | null {
+  if (text === null) return null;
   for (const [blocker, pattern] of TEXT_RULES) {
     const match = pattern.exec(text);
-    if (match) return { blocker, evidence: { source: 'text', detail: match[0] } };
+    if (match) return { blocker, evidence: { source, detail: match[0] } };
   }
   return null;
 }
@@ -113,5 +116,5 @@ function fromText(text: string): DerivedBlocker | null {
 /** Null for a success, and for a session whose facts and words name no known cause: unknown is honest. */
 export function deriveBlocker(facts: BlockerFacts): DerivedBlocker | null {
   if (facts.outcome === 'success') return null;
-  return fromEvents(facts) ?? (facts.lastAssistantText === null ? null : fromText(facts.lastAssistantText));
+  return fromEvents(facts) ?? fromText(facts.lastAssistantText, 'text') ?? fromText(facts.summary, 'summary');
 }

@@ -29,14 +29,17 @@ const Since = z.string().transform((value, ctx) => {
   return date;
 });
 
+/** Free text in a query string; a NUL character can match nothing and PostgreSQL refuses it. */
+const QueryText = (max: number) => z.string().max(max).regex(/^[^\0]*$/, 'must not contain a NUL character');
+
 const ListQuery = z.strictObject({
   outcome: blankIsAbsent(Outcome),
   status: blankIsAbsent(z.enum(['active', 'done', 'failed'])),
-  entity_id: blankIsAbsent(z.string().max(200)),
-  blocker: blankIsAbsent(z.string().max(100)),
+  entity_id: blankIsAbsent(QueryText(200)),
+  blocker: blankIsAbsent(QueryText(100)),
   since: blankIsAbsent(Since),
   limit: z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().int().min(1).max(200).default(50)),
-  cursor: blankIsAbsent(z.string().max(500)),
+  cursor: blankIsAbsent(QueryText(500)),
   min_position: MinPosition,
 });
 
@@ -105,7 +108,7 @@ export const sessionsApi: FastifyPluginCallbackZod = (app, _options, done) => {
   });
 
   // The raw history, straight from the event store: it outlives a deletion, which is itself an event here.
-  app.get('/sessions/:id/events', { schema: { params: SessionParams } }, async (request) => {
+  app.get('/sessions/:id/events', { schema: { params: SessionParams, querystring: z.strictObject({}) } }, async (request) => {
     const { id } = request.params;
     const { version, events } = await runtime.store.readStream(sessionStream(id));
     if (version === -1) throw new HttpProblem(404, 'session_not_found', `no session ${id}`);

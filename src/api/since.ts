@@ -2,10 +2,17 @@
 const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 } as const;
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i;
 
+/** Nothing is older than this; a longer look back means "everything". */
+const EPOCH = new Date(0);
+
 export function parseSince(value: string, now: Date): Date | null {
   const duration = /^(\d{1,6})([smhdw])$/.exec(value.trim());
-  if (duration) return new Date(now.getTime() - Number(duration[1]) * UNIT_MS[duration[2] as keyof typeof UNIT_MS]);
+  if (duration) {
+    const since = new Date(now.getTime() - Number(duration[1]) * UNIT_MS[duration[2] as keyof typeof UNIT_MS]);
+    return since < EPOCH ? EPOCH : since;
+  }
   if (!RFC3339.test(value.trim())) return null;
   const date = new Date(value.trim());
-  return Number.isNaN(date.getTime()) ? null : date;
+  if (Number.isNaN(date.getTime())) return null;
+  return date < EPOCH ? EPOCH : date;
 }

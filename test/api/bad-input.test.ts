@@ -43,6 +43,10 @@ describe.each(databases)('bad input on $name', (database) => {
     ['unknown session on read', () => ['GET', '/sessions/00000000-0000-4000-8000-000000000000'], 404, /session/],
     ['unknown route', () => ['GET', '/nothing-here'], 404, /no route/],
     ['bad actor header', () => ['POST', `/sessions/${id}/commands`, { type: 'post_user_message', text: 'x' }, { 'x-nomos-actor': 'root' }], 400, /X-Nomos-Actor/],
+    ['NUL character in a filter', () => ['GET', '/sessions?entity_id=%00'], 400, /entity_id.*NUL/],
+    ['args nested too deeply', () => ['POST', `/sessions/${id}/commands`, `{"type":"record_tool_call_requested","tool_call_id":"deep","name":"n","args":{"a":${'['.repeat(5000)}${']'.repeat(5000)}}}`], 400, /body\.args.*deeper/],
+    ['result nested too deeply', () => ['POST', `/sessions/${id}/commands`, `{"type":"record_tool_call_completed","tool_call_id":"x","result":${'['.repeat(100)}${']'.repeat(100)}}`], 400, /body\.result.*deeper/],
+    ['unknown query parameter on events', () => ['GET', `/sessions/${id}/events?x=1`], 400, /x/],
     ['unknown field on create', () => ['POST', '/sessions', { title: 'x' }], 400, /title/],
   ];
 

@@ -134,6 +134,8 @@ describe.each(databases)('sessions API on $name', (database) => {
     expect(await q('blocker=missing_capability')).toEqual([failed]);
     expect(await q('since=1h')).toEqual(expect.arrayContaining([ok, failed, open]));
     expect(await q('since=2999-01-01T00:00:00Z')).toEqual([]);
+    // A look back longer than history means everything, not an error.
+    expect(await q('since=999999d')).toEqual(expect.arrayContaining([ok, failed, open]));
     expect(await q(`since=${new Date(Date.now() - 3600_000).toISOString()}`)).toContain(open);
     // An empty parameter, as a script with an unset variable sends it, counts as not given.
     const blank = await server.request('GET', '/sessions?cursor=&since=&outcome=&limit=');
@@ -196,10 +198,10 @@ describe.each(databases)('sessions API on $name', (database) => {
   it('stores command output carrying NUL characters (which PostgreSQL cannot hold) as U+FFFD instead of failing', async () => {
     const id = await create();
     await command(id, { type: 'record_tool_call_requested', tool_call_id: 'nul', name: 'run', args: { command: 'cat /proc/1/cmdline' } });
-    const done = await command(id, { type: 'record_tool_call_completed', tool_call_id: 'nul', result: { stdout: 'init\u0000--system\u0000' }, error: 'exit\u0000' });
+    const done = await command(id, { type: 'record_tool_call_completed', tool_call_id: 'nul', result: { stdout: 'init\u0000--system\u0000', 'key\u0000': '\\u0000 stays literal' }, error: 'exit\u0000' });
     const calls = await server.request('GET', `/sessions/${id}/tool_calls?min_position=${done.position}`);
     expect(calls.status).toBe(200);
-    expect(calls.body[0]).toMatchObject({ result: { stdout: 'init\uFFFD--system\uFFFD' }, error: 'exit\uFFFD', status: 'failed' });
+    expect(calls.body[0]).toMatchObject({ result: { stdout: 'init\uFFFD--system\uFFFD', 'key\uFFFD': '\\u0000 stays literal' }, error: 'exit\uFFFD', status: 'failed' });
   });
 
   it('deletes with a tombstone: read models drop the session, its events stay', async () => {

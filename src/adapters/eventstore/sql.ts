@@ -49,10 +49,11 @@ function toStored(row: EventRow): StoredEvent {
 
 /**
  * PostgreSQL's text and jsonb cannot hold U+0000, which command output can carry: it is stored as U+FFFD
- * rather than failing the append (and the command) outright.
+ * (in values and in keys) rather than failing the append, and the command, outright. JSON.stringify writes it
+ * as the escape \u0000; one preceded by an odd number of backslashes is a literal backslash and stays.
  */
 function storableJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) => (typeof v === 'string' && v.includes('\u0000') ? v.replaceAll('\u0000', '\uFFFD') : v));
+  return JSON.stringify(value).replace(/(?<!\\)((?:\\\\)*)\\u0000/g, '$1\\ufffd');
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -5,6 +5,17 @@ import { Outcome } from './events.ts';
 
 const text = z.string().min(1).max(100_000);
 
+/** JSON nested deeper than this is refused: no tool needs it, and PostgreSQL's jsonb refuses deep nesting. */
+export const MAX_JSON_DEPTH = 32;
+
+function depthExceeds(value: unknown, limit: number): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  if (limit === 0) return true;
+  return Object.values(value).some((v) => depthExceeds(v, limit - 1));
+}
+
+const Args = z.record(z.string(), z.unknown()).refine((v) => !depthExceeds(v, MAX_JSON_DEPTH), `args nest deeper than ${MAX_JSON_DEPTH} levels`);
+
 export const sessionCommandSchemas = {
   post_user_message: z.strictObject({ type: z.literal('post_user_message'), text }),
   record_assistant_message: z.strictObject({ type: z.literal('record_assistant_message'), text: z.string().max(100_000) }),
@@ -12,12 +23,12 @@ export const sessionCommandSchemas = {
     type: z.literal('record_tool_call_requested'),
     tool_call_id: z.string().min(1).max(200),
     name: z.string().min(1).max(200),
-    args: z.record(z.string(), z.unknown()),
+    args: Args,
   }),
   record_tool_call_completed: z.strictObject({
     type: z.literal('record_tool_call_completed'),
     tool_call_id: z.string().min(1).max(200),
-    result: z.unknown().optional(),
+    result: z.unknown().refine((v) => !depthExceeds(v, MAX_JSON_DEPTH), `result nests deeper than ${MAX_JSON_DEPTH} levels`).optional(),
     error: z.string().max(100_000).optional(),
   }),
   set_goal: z.strictObject({ type: z.literal('set_goal'), goal: z.string().trim().min(1).max(10_000) }),

@@ -1,0 +1,85 @@
+// A simple command as the rules see it (its name and arguments) and the questions rules ask of its arguments.
+import type { Redirect, Word } from './parse.ts';
+
+export interface Invocation {
+  /** The command's base name (`/usr/bin/rm` → `rm`), or undefined when it is only known at run time. */
+  readonly name: string | undefined;
+  readonly args: readonly Word[];
+  readonly redirects: readonly Redirect[];
+  /** The normalised command line, for reasons and `inner_commands`. */
+  readonly text: string;
+}
+
+export function invocation(argv: readonly Word[], redirects: readonly Redirect[] = []): Invocation {
+  const [head, ...args] = argv;
+  const name = head?.value?.split('/').pop();
+  return { name: name === '' ? undefined : name, args, redirects, text: argv.map((w) => w.text).join(' ') };
+}
+
+/** Known argument values; a word only known at run time is ''. */
+export function values(inv: Invocation): string[] {
+  return inv.args.map((w) => w.value ?? '');
+}
+
+/** Arguments before a `--` end-of-options marker. */
+function optionArgs(inv: Invocation): readonly Word[] {
+  const end = inv.args.findIndex((w) => w.value === '--');
+  return end === -1 ? inv.args : inv.args.slice(0, end);
+}
+
+/** True when a short option cluster (`-rf`) holds one of `letters`, or a long option (`--force`, `--force=x`) is one of `longs`. */
+export function hasFlag(inv: Invocation, letters: string, longs: readonly string[] = []): boolean {
+  return optionArgs(inv).some(({ value }) => {
+    if (value === undefined) return false;
+    if (value.startsWith('--')) return longs.some((long) => value === long || value.startsWith(`${long}=`));
+    return value.startsWith('-') && [...value.slice(1)].some((c) => letters.includes(c));
+  });
+}
+
+/** True when one of these exact words (or `word=…`) is an argument: for tools with single-dash long options like find or dd. */
+export function hasWord(inv: Invocation, words: readonly string[]): boolean {
+  return inv.args.some(({ value }) => value !== undefined && words.some((w) => value === w || value.startsWith(`${w}=`)));
+}
+
+/** True when an argument could turn out to be an option although it is only known at run time (`$OPTS`, `"$(…)"`). */
+export function hasDynamicOption(inv: Invocation): boolean {
+  return optionArgs(inv).some((w) => w.value === undefined && (w.prefix === '' || w.prefix.startsWith('-')));
+}
+
+/** Arguments that are not options, skipping the values of options listed in `valued` (`-u unit` → skip `unit`). */
+export function positionals(inv: Invocation, valued: readonly string[] = []): (string | undefined)[] {
+  const result: (string | undefined)[] = [];
+  let afterDashes = false;
+  for (let i = 0; i < inv.args.length; i++) {
+    const value = inv.args[i]?.value;
+    if (afterDashes || value === undefined || !value.startsWith('-') || value === '-') {
+      result.push(value);
+      continue;
+    }
+    if (value === '--') afterDashes = true;
+    else if (valued.includes(value)) i++;
+  }
+  return result;
+}
+
+/** The sub-command: the first positional argument (`systemctl --no-pager status x` → `status`). */
+export function subcommand(inv: Invocation, valued: readonly string[] = []): string | undefined {
+  return positionals(inv, valued)[0];
+}
+
+/** The value of an option given as `-o V`, `-oV`, `--opt V` or `--opt=V`; all occurrences. */
+export function optionValues(inv: Invocation, short: string | undefined, long: string | undefined): string[] {
+  const found: string[] = [];
+  const vals = values(inv);
+  vals.forEach((value, i) => {
+    const next = vals[i + 1];
+    if (short !== undefined && value === `-${short}` && next !== undefined) found.push(next);
+    else if (short !== undefined && value.startsWith(`-${short}`) && !value.startsWith('--') && value.length > 2) found.push(value.slice(2));
+    else if (long !== undefined && value === `--${long}` && next !== undefined) found.push(next);
+    else if (long !== undefined && value.startsWith(`--${long}=`)) found.push(value.slice(long.length + 3));
+  });
+  return found;
+}
+
+export const named = (...names: readonly string[]) => (inv: Invocation): boolean =>
+  inv.name !== undefined && names.includes(inv.name);

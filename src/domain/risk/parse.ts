@@ -1,0 +1,213 @@
+// Wraps the mvdan-sh parser: shell source → the simple commands it runs, each with its argv words and redirections.
+// Compound commands (lists, pipelines, subshells, blocks, if/while/for/case, functions) and command or process
+// substitutions are flattened in source order: the verdict is the most severe of the parts, so their order and
+// grouping never change it.
+import sh from 'mvdan-sh';
+import type { Assign, CallExpr, DblQuoted, DeclClause, File, Lit, Node, Redirect as ShRedirect, SglQuoted, Stmt, Word as ShWord } from 'mvdan-sh';
+import { quoteValue } from './quote.ts';
+
+const { syntax } = sh;
+
+/** One shell word. `value` is its text after quote removal, or undefined when it is only known at run time. */
+export interface Word {
+  readonly value: string | undefined;
+  /** The literal text the word starts with: a word starting with a known non-dash prefix cannot be an option. */
+  readonly prefix: string;
+  /** How the word prints in a normalised command. */
+  readonly text: string;
+}
+
+export type RedirectOp = '>' | '>>' | '<' | '<>' | '<&' | '>&' | '>|' | '<<' | '<<-' | '<<<' | '&>' | '&>>';
+
+export interface Redirect {
+  readonly op: RedirectOp;
+  /** The file descriptor written before the operator (`2` in `2>&1`), if any. */
+  readonly fd: string | undefined;
+  readonly target: Word;
+  /** The body of a here-document. */
+  readonly heredoc: Word | undefined;
+}
+
+export interface SimpleCommand {
+  readonly argv: readonly Word[];
+  readonly redirects: readonly Redirect[];
+}
+
+export type ParseResult =
+  | { readonly ok: true; readonly commands: readonly SimpleCommand[] }
+  | { readonly ok: false; readonly error: string };
+
+// mvdan.cc/sh/v3 syntax.RedirOperator values, in declaration order.
+const REDIRECT_OPS: Readonly<Record<number, RedirectOp>> = {
+  54: '>', 55: '>>', 56: '<', 57: '<>', 58: '<&', 59: '>&', 60: '>|', 61: '<<', 62: '<<-', 63: '<<<', 64: '&>', 65: '&>>',
+};
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** Source text of a node: mvdan-sh offsets count UTF-8 bytes. */
+export class Source {
+  private readonly bytes: Uint8Array;
+  constructor(readonly text: string) {
+    this.bytes = encoder.encode(text);
+  }
+  slice(start: number, end: number): string {
+    return decoder.decode(this.bytes.subarray(start, end));
+  }
+  of(node: Node): string {
+    return this.slice(node.Pos().Offset(), node.End().Offset());
+  }
+  /** Converts a byte offset into a string index. */
+  index(offset: number): number {
+    return decoder.decode(this.bytes.subarray(0, offset)).length;
+  }
+}
+
+export function parseAst(src: string): { ok: true; file: File } | { ok: false; error: string } {
+  try {
+    return { ok: true, file: syntax.NewParser().Parse(src, 'cmd') };
+  } catch (error: unknown) {
+    return { ok: false, error: goErrorMessage(error) };
+  }
+}
+
+function goErrorMessage(error: unknown): string {
+  if (typeof error === 'object' && error !== null && 'Error' in error && typeof error.Error === 'function') {
+    const message: unknown = (error.Error as () => unknown).call(error);
+    if (typeof message === 'string') return message;
+  }
+  return error instanceof Error ? error.message : 'syntax error';
+}
+
+export const nodeType = (node: Node): string => syntax.NodeType(node);
+
+// Backslash removal: outside quotes every backslash escapes the next character; inside double quotes only these.
+function unescape(raw: string, inDoubleQuotes: boolean): string {
+  return inDoubleQuotes ? raw.replace(/\\([$`"\\])/g, '$1') : raw.replace(/\\(.)/gs, '$1');
+}
+
+function partValue(part: Node, inDoubleQuotes: boolean): string | undefined {
+  switch (nodeType(part)) {
+    case 'Lit':
+      return unescape((part as Lit).Value, inDoubleQuotes);
+    case 'SglQuoted': {
+      const quoted = part as SglQuoted;
+      return quoted.Dollar ? undefined : quoted.Value;
+    }
+    case 'DblQuoted': {
+      const quoted = part as DblQuoted;
+      return quoted.Dollar ? undefined : partsValue(quoted.Parts, true);
+    }
+    default:
+      return undefined;
+  }
+}
+
+function partsValue(parts: readonly Node[], inDoubleQuotes: boolean): string | undefined {
+  let value = '';
+  for (const part of parts) {
+    const v = partValue(part, inDoubleQuotes);
+    if (v === undefined) return undefined;
+    value += v;
+  }
+  return value;
+}
+
+function partsPrefix(parts: readonly Node[], inDoubleQuotes: boolean): string {
+  let prefix = '';
+  for (const part of parts) {
+    const v = partValue(part, inDoubleQuotes);
+    if (v !== undefined) {
+      prefix += v;
+      continue;
+    }
+    if (nodeType(part) === 'DblQuoted') prefix += partsPrefix((part as DblQuoted).Parts, true);
+    break;
+  }
+  return prefix;
+}
+
+/** The value of a word when it is fully literal; `word.Lit()` is no use, it gives '' for quoted words. */
+export function wordValue(word: ShWord): string | undefined {
+  return partsValue(word.Parts, false);
+}
+
+/** True when the word is written bare (no quotes, no escapes), so its text may hold glob or tilde syntax. */
+export function isBareWord(word: ShWord, source: Source): boolean {
+  const [only] = word.Parts;
+  return word.Parts.length === 1 && only !== undefined && nodeType(only) === 'Lit' && !source.of(only).includes('\\');
+}
+
+export function canonicalWordText(word: ShWord, source: Source): string {
+  const value = wordValue(word);
+  if (value === undefined || isBareWord(word, source)) return source.of(word);
+  return quoteValue(value);
+}
+
+function toWord(word: ShWord, source: Source): Word {
+  return { value: wordValue(word), prefix: partsPrefix(word.Parts, false), text: canonicalWordText(word, source) };
+}
+
+export function literalWord(value: string): Word {
+  return { value, prefix: value, text: quoteValue(value) };
+}
+
+function toRedirect(redirect: ShRedirect, source: Source): Redirect | undefined {
+  const op = REDIRECT_OPS[redirect.Op];
+  if (op === undefined || !redirect.Word) return undefined;
+  return {
+    op,
+    fd: redirect.N?.Value,
+    target: toWord(redirect.Word, source),
+    heredoc: redirect.Hdoc ? toWord(redirect.Hdoc, source) : undefined,
+  };
+}
+
+function assignWord(assign: Assign, source: Source): Word {
+  const name = assign.Name?.Value ?? '';
+  if (assign.Naked || !assign.Value) return literalWord(name);
+  const value = wordValue(assign.Value);
+  return value === undefined
+    ? { value: undefined, prefix: `${name}=`, text: `${name}=${source.of(assign.Value)}` }
+    : { value: `${name}=${value}`, prefix: `${name}=${value}`, text: `${name}=${quoteValue(value)}` };
+}
+
+// Commands that are not calls but still run as a step of their own; the rest are containers the walk descends into.
+function argvOf(command: Node | null, source: Source): readonly Word[] | undefined {
+  if (!command) return [];
+  switch (nodeType(command)) {
+    case 'CallExpr':
+      return (command as CallExpr).Args.map((word) => toWord(word, source));
+    case 'DeclClause': {
+      const decl = command as DeclClause;
+      return [literalWord(decl.Variant.Value), ...decl.Args.map((assign) => assignWord(assign, source))];
+    }
+    case 'TestClause':
+      return [literalWord('[[')];
+    case 'ArithmCmd':
+      return [literalWord('((')];
+    case 'LetClause':
+      return [literalWord('let')];
+    default:
+      return undefined;
+  }
+}
+
+/** Parses shell source into the simple commands it would run; a syntax error is returned, never thrown. */
+export function parseShell(src: string): ParseResult {
+  const parsed = parseAst(src);
+  if (!parsed.ok) return parsed;
+  const source = new Source(src);
+  const commands: SimpleCommand[] = [];
+  syntax.Walk(parsed.file, (node) => {
+    if (node === null || nodeType(node) !== 'Stmt') return true;
+    const stmt = node as Stmt;
+    const redirects = stmt.Redirs.flatMap((r) => toRedirect(r, source) ?? []);
+    const argv = argvOf(stmt.Cmd, source);
+    // A compound command with redirections (`{ a; b; } > f`) still writes where they point.
+    if (argv !== undefined) commands.push({ argv, redirects });
+    else if (redirects.length > 0) commands.push({ argv: [], redirects });
+    return true;
+  });
+  return { ok: true, commands };
+}

@@ -1,5 +1,6 @@
 // Configuration from the environment, parsed once at start; a bad value stops the start with a clear message.
 import { z } from 'zod';
+import { type ApiToken, parseTokens } from './api/auth.ts';
 
 const Env = z.object({
   DATABASE_URL: z.string().min(1).optional(),
@@ -10,6 +11,8 @@ const Env = z.object({
   /** How long a query with min_position waits for the projections before answering 503. */
   NOMOS_READ_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
   NOMOS_BODY_LIMIT: z.coerce.number().int().min(1024).default(1_048_576),
+  /** role:name:token entries, comma-separated; unset means auth is off and the server stays on loopback. */
+  NOMOS_TOKENS: z.string().optional(),
 });
 
 export interface Config {
@@ -20,6 +23,7 @@ export interface Config {
   readonly host: string;
   readonly readWaitMs: number;
   readonly bodyLimit: number;
+  readonly tokens: readonly ApiToken[];
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -37,5 +41,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: e.HOST,
     readWaitMs: e.NOMOS_READ_WAIT_MS,
     bodyLimit: e.NOMOS_BODY_LIMIT,
+    tokens: parseTokens(e.NOMOS_TOKENS ?? ''),
   };
 }

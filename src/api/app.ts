@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { type ZodTypeProvider, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Runtime } from '../runtime.ts';
+import type { ApiToken } from './auth.ts';
 import { nomosContext } from './context.ts';
 import { registerErrorHandling } from './errors.ts';
 import { operationsApi } from './operations.ts';
@@ -13,6 +14,8 @@ export interface AppOptions {
   readonly readWaitMs?: number;
   readonly bodyLimit?: number;
   readonly logger?: boolean;
+  /** API tokens; none means auth is off. */
+  readonly tokens?: readonly ApiToken[];
 }
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
@@ -26,7 +29,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   registerErrorHandling(app);
-  await app.register(nomosContext, { runtime: options.runtime, readWaitMs: options.readWaitMs ?? 5_000 });
+  await app.register(nomosContext, { runtime: options.runtime, readWaitMs: options.readWaitMs ?? 5_000, tokens: options.tokens ?? [] });
   await app.register(sessionsApi);
   await app.register(operationsApi);
   await app.ready();

@@ -1,50 +1,53 @@
 // Shared infrastructure decorated on the Fastify instance (through fastify-plugin, so every area plugin sees it).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import type { Actor } from '../domain/messages.ts';
-import { Role } from '../domain/messages.ts';
 import type { CommandContext } from '../commands/session.ts';
 import type { Runtime } from '../runtime.ts';
-import { HttpProblem } from './errors.ts';
+import { type ApiRole, type ApiToken, type Principal, authenticate, authorize } from './auth.ts';
 
 export interface ApiOptions {
   readonly runtime: Runtime;
   readonly readWaitMs: number;
+  /** Empty: auth is off. */
+  readonly tokens: readonly ApiToken[];
 }
 
 declare module 'fastify' {
   interface FastifyInstance {
     nomos: ApiOptions;
   }
+  interface FastifyRequest {
+    principal: Principal;
+  }
 }
 
 export const nomosContext = fp<ApiOptions>(
   (app, options, done) => {
     app.decorate('nomos', options);
+    app.decorateRequest('principal', null as unknown as Principal);
+    // Every request is authenticated before routing, so no route can forget it.
+    app.addHook('onRequest', (request, _reply, next) => {
+      try {
+        request.principal = authenticate(request, options.tokens);
+        next();
+      } catch (error) {
+        next(error as Error);
+      }
+    });
     done();
   },
   { name: 'nomos-context' },
 );
 
 /**
- * Who is acting. Until API tokens exist, a client may name itself with `X-Nomos-Actor: role[:id]`
- * (operator, agent or system); anything else is refused rather than guessed.
+ * The metadata of a command sent by this request, once its caller is allowed to: `allowed` are the roles
+ * that may, `action` says what in a refusal.
  */
-export function actorOf(request: FastifyRequest): Actor {
-  const header = request.headers['x-nomos-actor'];
-  if (header === undefined) return { role: 'operator', id: 'anonymous' };
-  const value = Array.isArray(header) ? header[0] ?? '' : header;
-  const [role, ...rest] = value.split(':');
-  const parsed = Role.safeParse(role);
-  if (!parsed.success) throw new HttpProblem(400, 'bad_actor', `X-Nomos-Actor must be operator, agent or system, optionally with :id — got "${value}"`);
-  const id = rest.join(':').trim();
-  return { role: parsed.data, id: id === '' ? parsed.data : id.slice(0, 200) };
-}
-
-export function commandContext(request: FastifyRequest): CommandContext {
+export function commandContext(request: FastifyRequest, allowed: readonly ApiRole[], action: string): CommandContext {
+  const actor = authorize(request.principal, allowed, action);
   const correlation = request.headers['x-correlation-id'];
   const correlationId = typeof correlation === 'string' && correlation.length > 0 && correlation.length <= 200 ? correlation : request.id;
-  return { actor: actorOf(request), correlationId, causationId: request.id };
+  return { actor, correlationId, causationId: request.id };
 }
 
 export type App = FastifyInstance;

@@ -43,6 +43,9 @@ const ListQuery = z.strictObject({
   min_position: MinPosition,
 });
 
+/** Who may drive a session: the agent and operators; auditors only read. */
+const WRITERS = ['operator', 'agent'] as const;
+
 const SESSION_READS = ['sessions', 'transcript', 'plans'] as const;
 
 export const sessionsApi: FastifyPluginCallbackZod = (app, _options, done) => {
@@ -51,12 +54,12 @@ export const sessionsApi: FastifyPluginCallbackZod = (app, _options, done) => {
 
   // No body, or an empty object: a session starts empty. Fastify hands a missing body over as null.
   app.post('/sessions', { schema: { body: z.strictObject({}).nullish() } }, async (request, reply) => {
-    const result = await startSession(deps, commandContext(request));
+    const result = await startSession(deps, commandContext(request, WRITERS, 'start a session'));
     return reply.status(201).send(result);
   });
 
   app.post('/sessions/:id/commands', { schema: { params: SessionParams, body: SessionCommand } }, async (request) =>
-    executeSessionCommand(deps, request.params.id, request.body, commandContext(request)),
+    executeSessionCommand(deps, request.params.id, request.body, commandContext(request, WRITERS, `send ${request.body.type}`)),
   );
 
   app.get('/sessions', { schema: { querystring: ListQuery } }, async (request, reply) => {
@@ -128,7 +131,7 @@ export const sessionsApi: FastifyPluginCallbackZod = (app, _options, done) => {
   });
 
   app.delete('/sessions/:id', { schema: { params: SessionParams, body: z.strictObject({ reason: z.string().max(1000).optional() }).nullish() } }, async (request) =>
-    deleteSession(deps, request.params.id, request.body?.reason ?? null, commandContext(request)),
+    deleteSession(deps, request.params.id, request.body?.reason ?? null, commandContext(request, ['operator'], 'delete a session')),
   );
   done();
 };

@@ -4,13 +4,20 @@ import type { Config } from '../config.ts';
 import { openRuntime } from '../runtime.ts';
 import { claimDataDir } from './data-dir-lock.ts';
 
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
+
 export async function serve(config: Config): Promise<void> {
   const release = config.databaseUrl ? null : await claimDataDir(config.dataDir);
   const runtime = await openRuntime(config);
-  const app = await buildApp({ runtime, readWaitMs: config.readWaitMs, bodyLimit: config.bodyLimit, logger: true });
+  const app = await buildApp({ runtime, readWaitMs: config.readWaitMs, bodyLimit: config.bodyLimit, logger: true, tokens: config.tokens });
   runtime.startProjectors((name, error) => app.log.error({ err: error, projection: name }, 'projector error; retrying'));
-  const address = await app.listen({ port: config.port, host: config.host });
-  app.log.info(`nomos listening on ${address} — events: ${runtime.description.eventStore}, read models: ${runtime.description.readModels}; auth: off (no API tokens configured)`);
+  const authOff = config.tokens.length === 0;
+  // Without tokens anyone who can reach the port could approve commands: only this machine may.
+  const host = authOff && !LOOPBACK.has(config.host) ? '127.0.0.1' : config.host;
+  if (host !== config.host) app.log.warn(`auth is off (NOMOS_TOKENS unset): listening on ${host} instead of HOST=${config.host}`);
+  const address = await app.listen({ port: config.port, host });
+  const auth = authOff ? 'auth: OFF (no API tokens configured; loopback only)' : `auth: on (${config.tokens.length} tokens)`;
+  app.log.info(`nomos listening on ${address} — events: ${runtime.description.eventStore}, read models: ${runtime.description.readModels}; ${auth}`);
   const stop = async () => {
     await app.close();
     await runtime.close();

@@ -2,6 +2,7 @@
 // listening on a loopback port, driven with fetch like any client.
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/api/app.ts';
+import type { ApiToken } from '../../src/api/auth.ts';
 import { loadConfig } from '../../src/config.ts';
 import { type Runtime, openRuntime } from '../../src/runtime.ts';
 import type { TestDatabase, TestDb } from './databases.ts';
@@ -14,11 +15,14 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-export async function startTestServer(database: TestDatabase, options: { readWaitMs?: number; bodyLimit?: number } = {}): Promise<TestServer> {
+export async function startTestServer(
+  database: TestDatabase,
+  options: { readWaitMs?: number; bodyLimit?: number; tokens?: readonly ApiToken[] } = {},
+): Promise<TestServer> {
   const testDb: TestDb = await database.open();
   const runtime = await openRuntime(loadConfig({}), { db: testDb.db });
   runtime.startProjectors();
-  const app = await buildApp({ runtime, readWaitMs: options.readWaitMs ?? 5_000, bodyLimit: options.bodyLimit ?? 1_048_576 });
+  const app = await buildApp({ runtime, readWaitMs: options.readWaitMs ?? 5_000, bodyLimit: options.bodyLimit ?? 1_048_576, tokens: options.tokens ?? [] });
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   return {
     url,

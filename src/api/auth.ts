@@ -1,0 +1,72 @@
+// Who is calling, and may they: API tokens carry a role (operator, agent, auditor) from configuration.
+// With no tokens configured, auth is off (the server then listens on loopback only) and a client may name
+// itself with `X-Nomos-Actor: role[:id]`.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import type { Actor } from '../domain/messages.ts';
+import { HttpProblem } from './errors.ts';
+
+export const ApiRole = z.enum(['operator', 'agent', 'auditor']);
+export type ApiRole = z.infer<typeof ApiRole>;
+
+export interface ApiToken {
+  readonly role: ApiRole;
+  readonly name: string;
+  readonly token: string;
+}
+
+export interface Principal {
+  readonly role: ApiRole;
+  readonly name: string;
+}
+
+/** `role:name:token` entries separated by commas, as in NOMOS_TOKENS=operator:alice:s3cret,agent:nomos:t0ken. */
+export function parseTokens(spec: string): ApiToken[] {
+  return spec
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')
+    .map((entry) => {
+      const [role, name, ...rest] = entry.split(':');
+      const token = rest.join(':');
+      const parsedRole = ApiRole.safeParse(role);
+      if (!parsedRole.success || !name || token.length < 8) {
+        throw new Error(`NOMOS_TOKENS entry "${entry.slice(0, 40)}" must be role:name:token with role operator, agent or auditor and a token of 8+ characters`);
+      }
+      return { role: parsedRole.data, name, token };
+    });
+}
+
+const digest = (s: string) => createHash('sha256').update(s).digest();
+
+export function authenticate(request: FastifyRequest, tokens: readonly ApiToken[]): Principal {
+  if (tokens.length === 0) return fromActorHeader(request);
+  const header = request.headers.authorization;
+  const match = typeof header === 'string' ? /^Bearer\s+(\S+)$/i.exec(header) : null;
+  if (!match) throw new HttpProblem(401, 'unauthenticated', 'send an API token: Authorization: Bearer <token>');
+  const given = digest(match[1]!);
+  const found = tokens.find((t) => timingSafeEqual(digest(t.token), given));
+  if (!found) throw new HttpProblem(401, 'unauthenticated', 'the API token is not one this server knows');
+  return { role: found.role, name: found.name };
+}
+
+function fromActorHeader(request: FastifyRequest): Principal {
+  const header = request.headers['x-nomos-actor'];
+  if (header === undefined) return { role: 'operator', name: 'anonymous' };
+  const value = Array.isArray(header) ? (header[0] ?? '') : header;
+  const [role, ...rest] = value.split(':');
+  const parsed = ApiRole.safeParse(role);
+  if (!parsed.success) throw new HttpProblem(400, 'bad_actor', `X-Nomos-Actor must be operator, agent or auditor, optionally with :id — got "${value.slice(0, 60)}"`);
+  const name = rest.join(':').trim();
+  return { role: parsed.data, name: name === '' ? parsed.data : name.slice(0, 200) };
+}
+
+/** Refuses (403) a principal whose role may not do this; returns the actor the events will name. */
+export function authorize(principal: Principal, allowed: readonly ApiRole[], action: string): Actor {
+  if (!allowed.includes(principal.role)) {
+    throw new HttpProblem(403, 'forbidden', `role ${principal.role} may not ${action} (allowed: ${allowed.join(', ')})`);
+  }
+  if (principal.role === 'auditor') throw new HttpProblem(403, 'forbidden', `role auditor is read-only and may not ${action}`);
+  return { role: principal.role, id: principal.name };
+}

@@ -22,7 +22,7 @@ import type { Projection } from './projection.ts';
 import { isoOrNull, occurredAt, pgJson } from './rows.ts';
 
 /** Tables and rules together: the blocker rules' version is part of it, so new rules rebuild the model. */
-const TABLES_VERSION = 1;
+const TABLES_VERSION = 2;
 
 // ---- the projection ----
 
@@ -35,6 +35,8 @@ const FactsRow = z.object({
   task_approvals_expired: z.number().int(),
   task_approvals_denied: z.number().int(),
   task_approvals_orphaned: z.number().int(),
+  task_executions_refused: z.number().int(),
+  task_executions_timed_out: z.number().int(),
   last_turn_failure: TurnFailureReason.nullable(),
   last_assistant_text: z.string().nullable(),
   summary: z.string().nullable(),
@@ -51,9 +53,8 @@ function blockerFacts(row: FactsRow, outcome: Outcome, summary: string | null): 
     approvalsPendingAtEnd: row.pending_approval_ids.length + row.task_approvals_orphaned,
     approvalsExpired: row.task_approvals_expired,
     approvalsDenied: row.task_approvals_denied,
-    // The session stream records no execution outcomes yet; these facts stay 0 until it does.
-    executionsRefused: 0,
-    executionsTimedOut: 0,
+    executionsRefused: row.task_executions_refused,
+    executionsTimedOut: row.task_executions_timed_out,
     lastTurnFailure: row.last_turn_failure,
     lastAssistantText: row.last_assistant_text,
   };
@@ -157,7 +158,8 @@ async function applyEvent(tx: Queryable, id: string, e: SessionEvent, at: string
     case 'SessionReopened':
       await tx.query(
         `UPDATE sessions SET status = 'active', outcome = NULL, summary = NULL, blocker = NULL, blocker_evidence = NULL, closed_at = NULL,
-           task_approvals_expired = 0, task_approvals_denied = 0, task_approvals_orphaned = 0
+           task_approvals_expired = 0, task_approvals_denied = 0, task_approvals_orphaned = 0,
+           task_executions_refused = 0, task_executions_timed_out = 0
          WHERE id = $1`,
         [id],
       );
@@ -180,6 +182,28 @@ async function applyEvent(tx: Queryable, id: string, e: SessionEvent, at: string
       await tx.query('UPDATE sessions SET last_turn_failure = $2 WHERE id = $1', [id, e.data.reason]);
       await fillBlocker(tx, id, { ...row, last_turn_failure: e.data.reason });
       return;
+    case 'ExecutionRequested': {
+      const { target } = e.data;
+      await tx.query('INSERT INTO session_entities (session_id, slug) VALUES ($1, $2) ON CONFLICT DO NOTHING', [id, target]);
+      await tx.query(
+        `UPDATE sessions SET executions_count = executions_count + 1,
+           targets = CASE WHEN $2 = ANY(targets) THEN targets ELSE (SELECT array_agg(t ORDER BY t) FROM unnest(array_append(targets, $2)) t) END,
+           entities = ARRAY(SELECT slug FROM session_entities WHERE session_id = $1 ORDER BY slug)
+         WHERE id = $1`,
+        [id, target],
+      );
+      return;
+    }
+    case 'ExecutionFailed':
+      await tx.query('UPDATE sessions SET failed_executions = failed_executions + 1 WHERE id = $1', [id]);
+      return;
+    case 'ExecutionTimedOut':
+      await tx.query('UPDATE sessions SET failed_executions = failed_executions + 1, task_executions_timed_out = task_executions_timed_out + 1 WHERE id = $1', [id]);
+      return;
+    case 'ExecutionRefused':
+      // Only the retry cap speaks of a tool that kept failing; other refusals (a key mismatch) are not the tool's error.
+      if (e.data.reason === 'retry_cap') await tx.query('UPDATE sessions SET task_executions_refused = task_executions_refused + 1 WHERE id = $1', [id]);
+      return;
     case 'SessionDeleted':
       await tx.query('DELETE FROM session_tool_counts WHERE session_id = $1', [id]);
       await tx.query('DELETE FROM session_entities WHERE session_id = $1', [id]);
@@ -190,6 +214,10 @@ async function applyEvent(tx: Queryable, id: string, e: SessionEvent, at: string
     case 'PlanProposed':
     case 'PlanStepsReplaced':
     case 'PlanStepUpdated':
+    case 'ExecutionStarted':
+    case 'ExecutionSucceeded':
+    case 'AssentOpened':
+    case 'AssentClosed':
       return; // only last_active_at
     default: {
       const unhandled: never = e;
@@ -237,6 +265,10 @@ export interface SessionView {
   turn_count: number;
   top_tools: ToolCount[];
   entities: string[];
+  executions_count: number;
+  failed_executions: number;
+  /** Targets commands ran on (run), a subset of entities. */
+  targets: string[];
   created_at: string;
   last_active_at: string;
   closed_at: string | null;
@@ -263,6 +295,9 @@ const SessionRow = z.object({
   turn_count: z.number().int(),
   top_tools: z.array(z.object({ name: z.string(), count: z.number().int() })),
   entities: z.array(z.string()),
+  executions_count: z.number().int(),
+  failed_executions: z.number().int(),
+  targets: z.array(z.string()),
   created_at: z.date(),
   last_active_at: z.date(),
   closed_at: z.date().nullable(),
@@ -271,7 +306,7 @@ const SessionRow = z.object({
 
 const VIEW_COLUMNS = `id, title, goal, status, outcome, summary, blocker, blocker_evidence, pending_approvals, approvals_requested,
   approvals_expired, message_count, user_message_count, assistant_message_count, tool_call_count, turn_count, top_tools, entities,
-  created_at, last_active_at, closed_at,
+  executions_count, failed_executions, targets, created_at, last_active_at, closed_at,
   greatest(0, floor(extract(epoch FROM coalesce(closed_at, now()) - created_at)))::integer AS duration_seconds`;
 
 function toView(raw: unknown): SessionView {

@@ -74,6 +74,14 @@ async function applyEvent(tx: Queryable, sessionId: string, e: SessionEvent, at:
     case 'ApprovalExpired':
     case 'ApprovalCancelled':
     case 'TurnFailed':
+    case 'ExecutionRequested':
+    case 'ExecutionRefused':
+    case 'ExecutionStarted':
+    case 'ExecutionSucceeded':
+    case 'ExecutionFailed':
+    case 'ExecutionTimedOut':
+    case 'AssentOpened':
+    case 'AssentClosed':
       return; // not part of the transcript
     default: {
       const unhandled: never = e;

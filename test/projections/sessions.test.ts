@@ -152,8 +152,8 @@ describe.each(databases)('sessions projection on $name', (database) => {
   it('keeps pending_approvals truthful and blames expired approvals', async () => {
     const feed = started('2026-07-18T09:45:00.000Z');
     turn(feed, { user: 'chown the export root', tools: [{ name: 'run', args: { target: 'host:strong' } }] });
-    feed.add('ApprovalRequested', { approval_id: 'a1', execution_id: 'x1', command: 'chown :10000 /mnt/media_local', target: 'host:strong', risk_class: 'config_mutation', expires_at: '2026-07-18T10:00:00.000Z' });
-    feed.add('ApprovalRequested', { approval_id: 'a2', execution_id: 'x2', command: 'chmod 2775 /mnt/media_local', target: 'host:strong', risk_class: 'config_mutation', expires_at: '2026-07-18T10:00:00.000Z' });
+    feed.add('ApprovalRequested', { approval_id: 'a1', execution_id: 'x1', command: 'chown :10000 /mnt/media_local', target: 'host:strong', risk_class: 'config_mutation', binding: 'b', expires_at: '2026-07-18T10:00:00.000Z' });
+    feed.add('ApprovalRequested', { approval_id: 'a2', execution_id: 'x2', command: 'chmod 2775 /mnt/media_local', target: 'host:strong', risk_class: 'config_mutation', binding: 'b', expires_at: '2026-07-18T10:00:00.000Z' });
     await project(feed);
     expect(await session(feed.sessionId)).toMatchObject({ pending_approvals: 2, approvals_requested: 2 });
 
@@ -178,7 +178,7 @@ describe.each(databases)('sessions projection on $name', (database) => {
     const feed = started('2026-07-19T10:00:00.000Z');
     turn(feed, { user: 'check the rclone timer', tools: [{ name: 'run', args: { target: 'lxc:rclone' } }, { name: 'run', args: { target: 'lxc:rclone' } }] });
     for (const id of ['o1', 'o2']) {
-      feed.add('ApprovalRequested', { approval_id: id, execution_id: `x-${id}`, command: 'pct exec 132 systemctl status', target: 'lxc:rclone', risk_class: 'config_mutation', expires_at: '2026-07-19T11:00:00.000Z' });
+      feed.add('ApprovalRequested', { approval_id: id, execution_id: `x-${id}`, command: 'pct exec 132 systemctl status', target: 'lxc:rclone', risk_class: 'config_mutation', binding: 'b', expires_at: '2026-07-19T11:00:00.000Z' });
     }
     feed.add('ApprovalCancelled', { approval_id: 'o1', reason: 'orphaned: task completed' });
     feed.add('ApprovalCancelled', { approval_id: 'o2', reason: 'orphaned: task completed' });
@@ -194,9 +194,9 @@ describe.each(databases)('sessions projection on $name', (database) => {
   it('an approval cancelled for another reason is not a timeout; a denied one blames the denial', async () => {
     const feed = started('2026-07-19T12:00:00.000Z');
     turn(feed, { user: 'resize the pool', tools: [{ name: 'run', args: { target: 'pool:ludo-lvm' } }] });
-    feed.add('ApprovalRequested', { approval_id: 'c1', execution_id: 'xc1', command: 'lvextend', target: 'pool:ludo-lvm', risk_class: 'destructive', expires_at: '2026-07-19T13:00:00.000Z' });
+    feed.add('ApprovalRequested', { approval_id: 'c1', execution_id: 'xc1', command: 'lvextend', target: 'pool:ludo-lvm', risk_class: 'destructive', binding: 'b', expires_at: '2026-07-19T13:00:00.000Z' });
     feed.add('ApprovalCancelled', { approval_id: 'c1', reason: 'superseded by a new plan' });
-    feed.add('ApprovalRequested', { approval_id: 'd1', execution_id: 'xd1', command: 'lvextend -L+1T', target: 'pool:ludo-lvm', risk_class: 'destructive', expires_at: '2026-07-19T13:00:00.000Z' });
+    feed.add('ApprovalRequested', { approval_id: 'd1', execution_id: 'xd1', command: 'lvextend -L+1T', target: 'pool:ludo-lvm', risk_class: 'destructive', binding: 'b', expires_at: '2026-07-19T13:00:00.000Z' });
     feed.add('ApprovalDenied', { approval_id: 'd1', reason: 'not during business hours' });
     turn(feed, { text: 'The operator said no.' });
     complete(feed, 'failed');
@@ -237,7 +237,7 @@ describe.each(databases)('sessions projection on $name', (database) => {
 
     const explained = started('2026-07-19T15:30:00.000Z');
     const second = turn(explained, { user: 'restart sabnzbd', tools: [{ name: 'run' }] });
-    explained.add('ApprovalRequested', { approval_id: 'e1', execution_id: 'xe1', command: 'systemctl restart sabnzbd', target: 'lxc:arriman', risk_class: 'service_restart', expires_at: '2026-07-19T16:00:00.000Z' });
+    explained.add('ApprovalRequested', { approval_id: 'e1', execution_id: 'xe1', command: 'systemctl restart sabnzbd', target: 'lxc:arriman', risk_class: 'service_restart', binding: 'b', expires_at: '2026-07-19T16:00:00.000Z' });
     explained.add('ApprovalExpired', { approval_id: 'e1' });
     complete(explained, 'partial');
     explained.add('AssistantMessageRecorded', { message_id: second.messageId, text: "I can't run that without approval." });
@@ -248,7 +248,7 @@ describe.each(databases)('sessions projection on $name', (database) => {
   it("a reopened session's blocker speaks of its last task; the ever-counts keep the whole history", async () => {
     const feed = started('2026-07-20T08:00:00.000Z');
     turn(feed, { user: 'update the fleet', tools: [{ name: 'run' }] });
-    feed.add('ApprovalRequested', { approval_id: 'r1', execution_id: 'xr1', command: 'apt upgrade', target: 'host:netbird-vps', risk_class: 'package_upgrade', expires_at: '2026-07-20T09:00:00.000Z' });
+    feed.add('ApprovalRequested', { approval_id: 'r1', execution_id: 'xr1', command: 'apt upgrade', target: 'host:netbird-vps', risk_class: 'package_upgrade', binding: 'b', expires_at: '2026-07-20T09:00:00.000Z' });
     feed.add('ApprovalExpired', { approval_id: 'r1' });
     complete(feed, 'partial');
     feed.add('SessionReopened', { previous_status: 'done' });

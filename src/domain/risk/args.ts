@@ -67,19 +67,42 @@ export function subcommand(inv: Invocation, valued: readonly string[] = []): str
   return positionals(inv, valued)[0];
 }
 
-/** The value of an option given as `-o V`, `-oV`, `--opt V` or `--opt=V`; all occurrences. */
-export function optionValues(inv: Invocation, short: string | undefined, long: string | undefined): string[] {
-  const found: string[] = [];
-  const vals = values(inv);
-  vals.forEach((value, i) => {
-    const next = vals[i + 1];
-    if (short !== undefined && value === `-${short}` && next !== undefined) found.push(next);
-    else if (short !== undefined && value.startsWith(`-${short}`) && !value.startsWith('--') && value.length > 2) found.push(value.slice(2));
-    else if (long !== undefined && value === `--${long}` && next !== undefined) found.push(next);
-    else if (long !== undefined && value.startsWith(`--${long}=`)) found.push(value.slice(long.length + 3));
-  });
-  return found;
-}
-
 export const named = (...names: readonly string[]) => (inv: Invocation): boolean =>
   inv.name !== undefined && names.includes(inv.name);
+
+export interface Option {
+  /** `-X` or `--request`. */
+  readonly name: string;
+  readonly value: string | undefined;
+}
+
+/**
+ * The options of a command, read the way getopt does: `valued` short letters take the rest of their cluster or the
+ * next word (`-XPOST`, `-X POST`, `-qO-`), `valuedLong` names take `=value` or the next word.
+ */
+export function options(inv: Invocation, valued: string, valuedLong: readonly string[] = []): Option[] {
+  const found: Option[] = [];
+  const vals = inv.args.map((w) => w.value);
+  for (let i = 0; i < vals.length; i++) {
+    const word = vals[i];
+    if (word === undefined || word === '-' || !word.startsWith('-')) continue;
+    if (word === '--') break;
+    if (word.startsWith('--')) {
+      const eq = word.indexOf('=');
+      if (eq !== -1) found.push({ name: word.slice(0, eq), value: word.slice(eq + 1) });
+      else if (valuedLong.includes(word)) found.push({ name: word, value: vals[++i] });
+      else found.push({ name: word, value: undefined });
+      continue;
+    }
+    for (let j = 1; j < word.length; j++) {
+      const letter = word.charAt(j);
+      if (!valued.includes(letter)) {
+        found.push({ name: `-${letter}`, value: undefined });
+        continue;
+      }
+      found.push({ name: `-${letter}`, value: j + 1 < word.length ? word.slice(j + 1) : vals[++i] });
+      break;
+    }
+  }
+  return found;
+}

@@ -29,6 +29,8 @@ export interface Redirect {
 }
 
 export interface SimpleCommand {
+  /** Variable assignments before the command (`X=1 cmd`) or on their own (`X=1`). */
+  readonly assigns: readonly Word[];
   readonly argv: readonly Word[];
   readonly redirects: readonly Redirect[];
 }
@@ -133,7 +135,7 @@ export function wordValue(word: ShWord): string | undefined {
 }
 
 /** True when the word is written bare (no quotes, no escapes), so its text may hold glob or tilde syntax. */
-export function isBareWord(word: ShWord, source: Source): boolean {
+function isBareWord(word: ShWord, source: Source): boolean {
   const [only] = word.Parts;
   return word.Parts.length === 1 && only !== undefined && nodeType(only) === 'Lit' && !source.of(only).includes('\\');
 }
@@ -204,9 +206,10 @@ export function parseShell(src: string): ParseResult {
     const stmt = node as Stmt;
     const redirects = stmt.Redirs.flatMap((r) => toRedirect(r, source) ?? []);
     const argv = argvOf(stmt.Cmd, source);
+    const assigns = stmt.Cmd && nodeType(stmt.Cmd) === 'CallExpr' ? (stmt.Cmd as CallExpr).Assigns.map((a) => assignWord(a, source)) : [];
     // A compound command with redirections (`{ a; b; } > f`) still writes where they point.
-    if (argv !== undefined) commands.push({ argv, redirects });
-    else if (redirects.length > 0) commands.push({ argv: [], redirects });
+    if (argv !== undefined) commands.push({ assigns, argv, redirects });
+    else if (redirects.length > 0) commands.push({ assigns, argv: [], redirects });
     return true;
   });
   return { ok: true, commands };

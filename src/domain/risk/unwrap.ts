@@ -179,7 +179,7 @@ function xargs(inv: Invocation): Payload[] {
 
 type Unwrapper = (inv: Invocation) => Payload[] | undefined;
 
-const WRAPPERS: Readonly<Record<string, Unwrapper>> = {
+const WRAPPERS: ReadonlyMap<string, Unwrapper> = new Map(Object.entries<Unwrapper>({
   pct,
   qm,
   docker,
@@ -201,14 +201,19 @@ const WRAPPERS: Readonly<Record<string, Unwrapper>> = {
   watch,
   strace: commandOrSelf({ short: 'abeEIoOpPsSuUX' }),
   ltrace: commandOrSelf({ short: 'aAeEFlnopsTuwxX' }),
-  exec: afterOptions({ short: 'a' }, 'exec without a command only changes redirections'),
+  // exec with no command only changes the shell's redirections (`exec 2>&1`).
+  exec: commandOrSelf({ short: 'a' }),
+  eval: (inv) => joined(inv.args, 'eval without a command'),
+  busybox: commandOrSelf({}),
+  doas: afterOptions({ short: 'uC' }, 'without a command doas opens a shell'),
+  setsid: afterOptions({}, 'setsid without a command'),
   command: (inv) => (inv.args.some((w) => w.value === '-v' || w.value === '-V') ? undefined : afterOptions({}, 'command without a command')(inv)),
   builtin: afterOptions({}, 'builtin without a command'),
   'lxc-attach': afterOptions({ short: 'nPesuvg', long: ['--name', '--lxcpath', '--elevated-privileges', '--namespaces', '--set-var', '--uid', '--gid'] }, 'without a command lxc-attach opens a shell'),
-};
+}));
 
 /** What a wrapper runs, or undefined when the command is not a wrapper (or, like `env` alone, wraps nothing). */
 export function unwrap(inv: Invocation): Payload[] | undefined {
-  const wrapper = inv.name === undefined ? undefined : WRAPPERS[inv.name];
+  const wrapper = inv.name === undefined ? undefined : WRAPPERS.get(inv.name);
   return wrapper?.(inv);
 }

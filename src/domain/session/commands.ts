@@ -1,7 +1,7 @@
 // The commands a session accepts, exactly as clients send them to POST /sessions/:id/commands.
 // Imperative names; unknown fields are refused so a typo never passes silently.
 import { z } from 'zod';
-import { Outcome } from './events.ts';
+import { Outcome, type RefusalReason, type Verdict } from './events.ts';
 
 const text = z.string().min(1).max(100_000);
 
@@ -61,3 +61,34 @@ export type SessionCommand = z.infer<typeof SessionCommand>;
 
 /** Commands the domain handles that do not come through the commands endpoint. */
 export type SessionLifecycleCommand = { type: 'start_session'; session_id: string } | { type: 'delete_session'; reason: string | null };
+
+/** What ran, as the executor reports it. */
+export type ExecutionOutcome =
+  | { kind: 'succeeded'; stdout_tail: string; stderr_tail: string; duration_ms: number }
+  | { kind: 'failed'; exit_code: number | null; signal: string | null; error: string | null; stdout_tail: string; stderr_tail: string; duration_ms: number }
+  | { kind: 'timed_out'; limit_ms: number; stdout_tail: string; stderr_tail: string; duration_ms: number };
+
+/**
+ * The steps of running a command, decided on the session's state. The command layer classifies, hashes and
+ * resolves the target (I/O and hashing stay out of the domain) and passes the results in.
+ */
+export type SessionExecutionCommand =
+  | {
+      type: 'request_execution';
+      execution_id: string;
+      target: string;
+      command: string;
+      verdict: Verdict;
+      rules_version: string;
+      command_hash: string;
+      binding: string;
+      known_long: boolean;
+      approval_ttl_ms: number;
+    }
+  | { type: 'start_execution'; execution_id: string; binding: string }
+  | { type: 'finish_execution'; execution_id: string; outcome: ExecutionOutcome }
+  | { type: 'refuse_execution'; execution_id: string; reason: RefusalReason; detail: string }
+  | { type: 'approve'; approval_id: string }
+  | { type: 'deny'; approval_id: string; reason: string }
+  | { type: 'expire_approval'; approval_id: string }
+  | { type: 'open_assent'; minutes: number };

@@ -1,13 +1,14 @@
 // The session decider: given the folded state and one command, the events that command produces,
 // or the rule that refuses it. Plan and tool-call rules live beside it in decide-plan.ts and decide-tool-calls.ts.
 import { NotFound, RuleViolation, type CommandMetadata } from '../messages.ts';
-import type { SessionCommand, SessionLifecycleCommand } from './commands.ts';
+import type { SessionCommand, SessionExecutionCommand, SessionLifecycleCommand } from './commands.ts';
+import { decideExecution } from './decide-execution.ts';
 import { decideProposePlan, decideUpdatePlanStep } from './decide-plan.ts';
 import { decideToolCallCompleted, decideToolCallRequested } from './decide-tool-calls.ts';
 import type { SessionEvent } from './events.ts';
 import type { SessionState } from './state.ts';
 
-export type SessionCommandInput = SessionCommand | SessionLifecycleCommand;
+export type SessionCommandInput = SessionCommand | SessionLifecycleCommand | SessionExecutionCommand;
 
 type CommandOf<T extends SessionCommandInput['type']> = Extract<SessionCommandInput, { type: T }>;
 
@@ -35,7 +36,16 @@ export function decide(command: SessionCommandInput, state: SessionState, meta: 
     case 'update_plan_step':
       return decideUpdatePlanStep(command, state);
     case 'complete_task':
-      return decideCompleteTask(command, state);
+      return decideCompleteTask(command, state, meta);
+    case 'request_execution':
+    case 'start_execution':
+    case 'finish_execution':
+    case 'refuse_execution':
+    case 'approve':
+    case 'deny':
+    case 'expire_approval':
+    case 'open_assent':
+      return decideExecution(command, state, meta);
     case 'delete_session':
       return [{ type: 'SessionDeleted', data: { reason: command.reason } }];
     default: {
@@ -78,7 +88,7 @@ function decideSetGoal(command: CommandOf<'set_goal'>, state: SessionState, meta
   return [{ type: 'GoalSuperseded', data: { goal_id: state.openGoal.goalId, superseded_by: goal_id } }, set];
 }
 
-function decideCompleteTask(command: CommandOf<'complete_task'>, state: SessionState): SessionEvent[] {
+function decideCompleteTask(command: CommandOf<'complete_task'>, state: SessionState, meta: CommandMetadata): SessionEvent[] {
   if (state.status === 'done' || state.status === 'failed') {
     throw new RuleViolation(
       'session_closed',
@@ -98,9 +108,11 @@ function decideCompleteTask(command: CommandOf<'complete_task'>, state: SessionS
   const cancelledApprovals = state.pendingApprovalIds.map(
     (approval_id): SessionEvent => ({ type: 'ApprovalCancelled', data: { approval_id, reason: 'orphaned: task completed' } }),
   );
+  // Assent was given for this task: the next one asks again.
+  const closedAssent: SessionEvent[] = state.assentUntil !== null && state.assentUntil > meta.now ? [{ type: 'AssentClosed', data: { reason: 'task completed' } }] : [];
   const completed: SessionEvent = {
     type: 'TaskCompleted',
     data: { goal_id: state.openGoal?.goalId ?? null, outcome, summary, status: outcome === 'failed' ? 'failed' : 'done' },
   };
-  return [...closedSteps, ...cancelledApprovals, completed];
+  return [...closedSteps, ...cancelledApprovals, ...closedAssent, completed];
 }

@@ -16,6 +16,18 @@ export const MAX_TOOL_RESULT_BYTES = 4096;
 
 const id = z.string().min(1).max(200);
 
+export const RiskClass = z.enum(['reversible_low', 'config_mutation', 'destructive']);
+export type RiskClass = z.infer<typeof RiskClass>;
+
+/** The classifier's verdict, as recorded with the execution it decided. */
+export const Verdict = z.object({ risk_class: RiskClass, reason: z.string(), rule: z.string(), inner_commands: z.array(z.string()) });
+export type Verdict = z.infer<typeof Verdict>;
+
+export const RefusalReason = z.enum(['retry_cap', 'already_running', 'host_key_mismatch', 'binding_mismatch', 'unreachable']);
+export type RefusalReason = z.infer<typeof RefusalReason>;
+
+const Tails = { stdout_tail: z.string(), stderr_tail: z.string(), duration_ms: z.number().int().nonnegative() };
+
 export const sessionEventSchemas = {
   SessionStarted: z.object({ session_id: id }),
   /** Activity arrived after the session had ended: it is open again until the next complete_task. */
@@ -55,18 +67,42 @@ export const sessionEventSchemas = {
     summary: z.string(),
     status: z.enum(['done', 'failed']),
   }),
+  /** run(target, command) was asked for: what, where, and the classifier's verdict on it. */
+  ExecutionRequested: z.object({
+    execution_id: id,
+    target: z.string(),
+    command: z.string(),
+    verdict: Verdict,
+    rules_version: z.string(),
+    /** Hash of the normalised command and its target: the retry cap counts failures per hash. */
+    command_hash: z.string(),
+    /** Hash of exactly what will run (command, resolved target, rules version): an approval is bound to it. */
+    binding: z.string(),
+    /** Known to take long (apt upgrade, rclone sync…): answered as pending at once. */
+    known_long: z.boolean(),
+  }),
+  ExecutionRefused: z.object({ execution_id: id, reason: RefusalReason, detail: z.string() }),
+  ExecutionStarted: z.object({ execution_id: id }),
+  ExecutionSucceeded: z.object({ execution_id: id, exit_code: z.literal(0), ...Tails }),
+  ExecutionFailed: z.object({ execution_id: id, exit_code: z.number().int().nullable(), signal: z.string().nullable(), error: z.string().nullable(), ...Tails }),
+  /** The hard limit ended it: not the same as failing, and counted by the retry cap all the same. */
+  ExecutionTimedOut: z.object({ execution_id: id, limit_ms: z.number().int().positive(), ...Tails }),
   ApprovalRequested: z.object({
     approval_id: id,
     execution_id: id,
     command: z.string(),
     target: z.string(),
     risk_class: z.string(),
+    binding: z.string(),
     expires_at: z.iso.datetime({ offset: true }),
   }),
   ApprovalGranted: z.object({ approval_id: id }),
   ApprovalDenied: z.object({ approval_id: id, reason: z.string() }),
   ApprovalExpired: z.object({ approval_id: id }),
   ApprovalCancelled: z.object({ approval_id: id, reason: z.string() }),
+  /** Until `until`, config_mutation commands of this session run without asking. */
+  AssentOpened: z.object({ until: z.iso.datetime({ offset: true }), minutes: z.number().int().positive() }),
+  AssentClosed: z.object({ reason: z.string() }),
   /** A turn ended without a usable answer. */
   TurnFailed: z.object({ reason: TurnFailureReason, detail: z.string() }),
   /** Tombstone: read models drop the session; its events stay. */

@@ -18,6 +18,36 @@ export interface PlanStep {
 
 export type ToolCallStatus = 'requested' | 'completed';
 
+export type ExecutionStatus =
+  | 'awaiting_approval'
+  | 'approved'
+  | 'runnable'
+  | 'running'
+  | 'succeeded'
+  | 'failed'
+  | 'timed_out'
+  | 'refused'
+  | 'denied'
+  | 'expired'
+  | 'cancelled';
+
+export interface Execution {
+  readonly executionId: string;
+  readonly target: string;
+  readonly command: string;
+  readonly commandHash: string;
+  readonly binding: string;
+  readonly status: ExecutionStatus;
+  readonly approvalId: string | null;
+}
+
+export interface Approval {
+  readonly approvalId: string;
+  readonly executionId: string;
+  readonly expiresAt: string;
+  readonly status: 'pending' | 'granted' | 'denied' | 'expired' | 'cancelled';
+}
+
 export interface SessionState {
   readonly status: SessionStatus;
   readonly openGoal: OpenGoal | null;
@@ -31,6 +61,12 @@ export interface SessionState {
   readonly toolCalls: ReadonlyMap<string, ToolCallStatus>;
   /** In the order they were requested, so the cancellations complete_task decides read in that order. */
   readonly pendingApprovalIds: readonly string[];
+  readonly executions: ReadonlyMap<string, Execution>;
+  readonly approvals: ReadonlyMap<string, Approval>;
+  /** Failed or timed-out executions per command hash: what the retry cap counts, rebuilt from the events. */
+  readonly failuresByHash: ReadonlyMap<string, number>;
+  /** config_mutation runs without asking until then; null when no assent window is open. */
+  readonly assentUntil: string | null;
 }
 
 export const initialSessionState: SessionState = {
@@ -41,7 +77,36 @@ export const initialSessionState: SessionState = {
   turnMessageId: null,
   toolCalls: new Map(),
   pendingApprovalIds: [],
+  executions: new Map(),
+  approvals: new Map(),
+  failuresByHash: new Map(),
+  assentUntil: null,
 };
+
+function withExecution(state: SessionState, executionId: string, change: Partial<Execution>): SessionState {
+  const current = state.executions.get(executionId);
+  if (!current) return state;
+  return { ...state, executions: new Map(state.executions).set(executionId, { ...current, ...change }) };
+}
+
+function withApproval(state: SessionState, approvalId: string, status: Approval['status']): SessionState {
+  const current = state.approvals.get(approvalId);
+  const approvals = current ? new Map(state.approvals).set(approvalId, { ...current, status }) : state.approvals;
+  return { ...state, approvals, pendingApprovalIds: state.pendingApprovalIds.filter((id) => id !== approvalId) };
+}
+
+function failed(state: SessionState, executionId: string, status: 'failed' | 'timed_out'): SessionState {
+  const next = withExecution(state, executionId, { status });
+  const hash = state.executions.get(executionId)?.commandHash;
+  if (hash === undefined) return next;
+  return { ...next, failuresByHash: new Map(next.failuresByHash).set(hash, (next.failuresByHash.get(hash) ?? 0) + 1) };
+}
+
+/** The execution an approval decision moves, and where to. */
+function afterDecision(state: SessionState, approvalId: string, status: ExecutionStatus): SessionState {
+  const executionId = state.approvals.get(approvalId)?.executionId;
+  return executionId === undefined ? state : withExecution(state, executionId, { status });
+}
 
 export function evolve(state: SessionState, event: SessionEvent): SessionState {
   switch (event.type) {
@@ -87,15 +152,47 @@ export function evolve(state: SessionState, event: SessionEvent): SessionState {
     }
     case 'TaskCompleted':
       return { ...state, status: event.data.status, openGoal: null };
-    case 'ApprovalRequested':
-      return { ...state, pendingApprovalIds: [...state.pendingApprovalIds, event.data.approval_id] };
-    case 'ApprovalGranted':
-    case 'ApprovalDenied':
-    case 'ApprovalExpired':
-    case 'ApprovalCancelled': {
-      const { approval_id } = event.data;
-      return { ...state, pendingApprovalIds: state.pendingApprovalIds.filter((id) => id !== approval_id) };
+    case 'ExecutionRequested': {
+      const d = event.data;
+      const execution: Execution = {
+        executionId: d.execution_id,
+        target: d.target,
+        command: d.command,
+        commandHash: d.command_hash,
+        binding: d.binding,
+        status: 'runnable',
+        approvalId: null,
+      };
+      return { ...state, executions: new Map(state.executions).set(d.execution_id, execution) };
     }
+    case 'ExecutionRefused':
+      return withExecution(state, event.data.execution_id, { status: 'refused' });
+    case 'ExecutionStarted':
+      return withExecution(state, event.data.execution_id, { status: 'running' });
+    case 'ExecutionSucceeded':
+      return withExecution(state, event.data.execution_id, { status: 'succeeded' });
+    case 'ExecutionFailed':
+      return failed(state, event.data.execution_id, 'failed');
+    case 'ExecutionTimedOut':
+      return failed(state, event.data.execution_id, 'timed_out');
+    case 'ApprovalRequested': {
+      const d = event.data;
+      const approval: Approval = { approvalId: d.approval_id, executionId: d.execution_id, expiresAt: d.expires_at, status: 'pending' };
+      const next = withExecution(state, d.execution_id, { status: 'awaiting_approval', approvalId: d.approval_id });
+      return { ...next, approvals: new Map(next.approvals).set(d.approval_id, approval), pendingApprovalIds: [...next.pendingApprovalIds, d.approval_id] };
+    }
+    case 'ApprovalGranted':
+      return afterDecision(withApproval(state, event.data.approval_id, 'granted'), event.data.approval_id, 'approved');
+    case 'ApprovalDenied':
+      return afterDecision(withApproval(state, event.data.approval_id, 'denied'), event.data.approval_id, 'denied');
+    case 'ApprovalExpired':
+      return afterDecision(withApproval(state, event.data.approval_id, 'expired'), event.data.approval_id, 'expired');
+    case 'ApprovalCancelled':
+      return afterDecision(withApproval(state, event.data.approval_id, 'cancelled'), event.data.approval_id, 'cancelled');
+    case 'AssentOpened':
+      return { ...state, assentUntil: event.data.until };
+    case 'AssentClosed':
+      return { ...state, assentUntil: null };
     case 'TurnFailed':
       // The turn's assistant message stays current: a retry within the same turn continues it.
       return state;

@@ -20,6 +20,8 @@ import {
 
 /** Freezes objects and arrays all the way down; a Map cannot be frozen, so its writers are made to throw. */
 function deepFreeze<T>(value: T): T {
+  // States share untouched parts (the initial state's empty maps): freeze each object once.
+  if (typeof value === 'object' && value !== null && Object.isFrozen(value)) return value;
   if (value instanceof Map) {
     for (const [key, item] of value) {
       deepFreeze(key);
@@ -115,6 +117,13 @@ describe('evolve', () => {
         ['tc-2', 'requested'],
       ]),
       pendingApprovalIds: ['ap-1', 'ap-2'],
+      executions: new Map(),
+      approvals: new Map([
+        ['ap-1', { approvalId: 'ap-1', executionId: 'exec-ap-1', expiresAt: '2026-07-20T11:00:00.000Z', status: 'pending' }],
+        ['ap-2', { approvalId: 'ap-2', executionId: 'exec-ap-2', expiresAt: '2026-07-20T11:00:00.000Z', status: 'pending' }],
+      ]),
+      failuresByHash: new Map(),
+      assentUntil: null,
     } satisfies SessionState);
   });
 

@@ -79,6 +79,7 @@ export const approvalRequested = (approval_id: string): SessionEvent => ({
     command: 'systemctl restart rclone',
     target: 'lxc:rclone',
     risk_class: 'service_restart',
+    binding: 'b',
     expires_at: '2026-07-20T11:00:00.000Z',
   },
 });

@@ -1,0 +1,134 @@
+// The classifier: parses a command, unwraps wrappers, judges every simple command it would run and returns the most
+// severe verdict. Unknown or unparseable input is a config_mutation, never reversible_low.
+import type { Invocation } from './args.ts';
+import { invocation } from './args.ts';
+import { isLongRunning } from './long.ts';
+import type { Redirect } from './parse.ts';
+import { parseShell } from './parse.ts';
+import type { RiskClass } from './risk-class.ts';
+import { severity } from './risk-class.ts';
+import type { Rule } from './rule.ts';
+import {
+  ASSIGNMENT_RULE, DYNAMIC_COMMAND_RULE, EMPTY_RULE, OPAQUE_RULE, REDIRECT_RULE, RULES_AFTER_WRAPPERS,
+  RULES_BEFORE_WRAPPERS, TOO_DEEP_RULE, UNKNOWN_RULE, UNPARSEABLE_RULE,
+} from './rules.ts';
+import { unwrap } from './unwrap.ts';
+
+export interface Verdict {
+  risk_class: RiskClass;
+  /** "<command part>: <why>", naming the part that decided. */
+  reason: string;
+  /** Id of the rule that decided (the most severe part's). */
+  rule: string;
+  /** The simple commands classified after unwrapping, normalised. */
+  inner_commands: string[];
+}
+
+interface Finding {
+  readonly rule: Rule;
+  readonly part: string;
+  readonly why?: string;
+}
+
+interface Walk {
+  readonly findings: Finding[];
+  readonly inner: string[];
+  /** Every simple command met, wrappers included. */
+  readonly visited: Invocation[];
+}
+
+// Deep enough for any real nesting (ssh → pct exec → sudo → timeout → bash -c …), shallow enough to stop a runaway.
+const MAX_DEPTH = 16;
+
+const firstMatch = (rules: readonly Rule[], inv: Invocation): Rule | undefined => rules.find((rule) => rule.match?.(inv));
+
+function redirectText(redirects: readonly Redirect[]): string {
+  return redirects.map((r) => `${r.fd ?? ''}${r.op} ${r.target.text}`).join(' ');
+}
+
+function walkScript(source: string, depth: number, walk: Walk): void {
+  const parsed = parseShell(source);
+  if (!parsed.ok) {
+    walk.findings.push({ rule: UNPARSEABLE_RULE, part: source.trim(), why: `${UNPARSEABLE_RULE.reason} (${parsed.error})` });
+    return;
+  }
+  for (const command of parsed.commands) {
+    const inv = invocation(command.argv, command.redirects);
+    if (REDIRECT_RULE.match?.(inv)) walk.findings.push({ rule: REDIRECT_RULE, part: `${inv.text} ${redirectText(inv.redirects)}`.trim() });
+    if (command.argv.length === 0) {
+      if (command.assigns.length > 0) walk.findings.push({ rule: ASSIGNMENT_RULE, part: command.assigns.map((w) => w.text).join(' ') });
+      continue;
+    }
+    walkCommand(inv, depth, walk);
+  }
+}
+
+function walkCommand(inv: Invocation, depth: number, walk: Walk): void {
+  if (depth > MAX_DEPTH) {
+    walk.findings.push({ rule: TOO_DEEP_RULE, part: inv.text });
+    return;
+  }
+  walk.visited.push(inv);
+  if (inv.name === undefined) {
+    walk.inner.push(inv.text);
+    walk.findings.push({ rule: DYNAMIC_COMMAND_RULE, part: inv.text });
+    return;
+  }
+  const own = firstMatch(RULES_BEFORE_WRAPPERS, inv);
+  const payloads = unwrap(inv);
+  if (payloads === undefined) {
+    walk.inner.push(inv.text);
+    walk.findings.push({ rule: own ?? firstMatch(RULES_AFTER_WRAPPERS, inv) ?? UNKNOWN_RULE, part: inv.text });
+    return;
+  }
+  // A wrapper is transparent unless it does something of its own (find -exec, strace -o, …).
+  if (own !== undefined && severity(own.class) > severity('reversible_low')) {
+    walk.inner.push(inv.text);
+    walk.findings.push({ rule: own, part: inv.text });
+  }
+  for (const payload of payloads) {
+    switch (payload.kind) {
+      case 'argv':
+        // The redirections stay with the command that reads them (`sudo bash <<'EOF'`); they were judged above.
+        walkCommand(invocation(payload.argv, inv.redirects), depth + 1, walk);
+        break;
+      case 'script':
+        if (depth + 1 > MAX_DEPTH) walk.findings.push({ rule: TOO_DEEP_RULE, part: inv.text });
+        else walkScript(payload.source, depth + 1, walk);
+        break;
+      case 'unknown':
+        walk.inner.push(inv.text);
+        walk.findings.push({ rule: OPAQUE_RULE, part: inv.text, why: `${OPAQUE_RULE.reason}: ${payload.why}` });
+        break;
+    }
+  }
+}
+
+function walkAll(command: string): Walk {
+  const walk: Walk = { findings: [], inner: [], visited: [] };
+  walkScript(command, 0, walk);
+  return walk;
+}
+
+/** The verdict on a shell command: its most severe part decides (the first such part on a tie). */
+export function classify(command: string): Verdict {
+  const walk = walkAll(command);
+  let decisive: Finding | undefined;
+  for (const finding of walk.findings) {
+    if (decisive === undefined || severity(finding.rule.class) > severity(decisive.rule.class)) decisive = finding;
+  }
+  if (decisive === undefined) {
+    return { risk_class: EMPTY_RULE.class, reason: `empty command: ${EMPTY_RULE.reason}`, rule: EMPTY_RULE.id, inner_commands: [] };
+  }
+  return {
+    risk_class: decisive.rule.class,
+    reason: `${decisive.part}: ${decisive.why ?? decisive.rule.reason}`,
+    rule: decisive.rule.id,
+    inner_commands: walk.inner,
+  };
+}
+
+/** True when the command (after unwrapping) includes one known to run long: upgrades, migrations, syncs, dd, zfs send/recv. */
+export function isKnownLong(command: string): boolean {
+  return walkAll(command).visited.some(isLongRunning);
+}

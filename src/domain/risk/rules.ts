@@ -1,0 +1,107 @@
+// Every rule in the order the classifier tries them: the first whose matcher accepts a simple command decides it.
+// Destructive rules go first so that no allowlist entry can shadow them; the test suite proves each rule's examples.
+import { named } from './args.ts';
+import { DESTRUCTIVE_RULES } from './rules-destructive.ts';
+import { CHANGE_RULES, MUTATION_RULES } from './rules-mutation.ts';
+import { READ_RULES } from './rules-read.ts';
+import type { Rule } from './rule.ts';
+
+/** Bump whenever a rule changes: approvals hash it in, so a changed rule set never reuses an old approval. */
+export const RULES_VERSION = 1;
+
+const HARMLESS_TARGETS = ['/dev/null', '/dev/stdout', '/dev/stderr'];
+const WRITE_OPS: readonly string[] = ['>', '>>', '>|', '&>', '&>>', '<>'];
+
+export const REDIRECT_RULE: Rule = {
+  id: 'redirect-write',
+  class: 'config_mutation',
+  reason: 'redirects output into a file',
+  examples: ['echo hi > /etc/motd', 'cat a >> /etc/fstab', 'ls &> /tmp/out', 'grep x f >| out', 'echo x >&/tmp/f', '{ ls; } > /tmp/l'],
+  match: (inv) =>
+    inv.redirects.some(({ op, target }) => {
+      // `>&2` and `2>&1` duplicate a descriptor; `>&file` (bash) writes to a file.
+      if (op === '>&') return target.value === undefined || !/^(\d+|-)$/.test(target.value);
+      return WRITE_OPS.includes(op) && !HARMLESS_TARGETS.includes(target.value ?? '');
+    }),
+};
+
+const SHELL_BUILTIN_RULE: Rule = {
+  id: 'shell-builtin',
+  class: 'reversible_low',
+  reason: "only changes the shell's own state",
+  examples: ['cd /tmp && ls', 'exec 2>&1', 'export PATH=/usr/sbin:$PATH', 'set -euo pipefail; ls', '[[ -f /etc/exports ]] && cat /etc/exports', 'local x=1'],
+  match: named('cd', 'command', 'exec', 'export', 'declare', 'local', 'readonly', 'typeset', 'set', 'shopt', 'unset', 'alias', '[[', '((', 'let', 'wait', 'read', 'exit', 'return', 'break', 'continue', 'pushd', 'popd', 'umask'),
+};
+
+/** Outcomes the walk decides itself, without a matcher. */
+export const EMPTY_RULE: Rule = {
+  id: 'empty-command',
+  class: 'reversible_low',
+  reason: 'nothing runs',
+  examples: ['', '   ', '# only a comment'],
+};
+
+export const ASSIGNMENT_RULE: Rule = {
+  id: 'shell-assignment',
+  class: 'reversible_low',
+  reason: 'only sets shell variables',
+  examples: ['X=1', 'A=1 B=2'],
+};
+
+export const UNPARSEABLE_RULE: Rule = {
+  id: 'unparseable',
+  class: 'config_mutation',
+  reason: 'the shell parser rejects it, so what it does is unknown',
+  examples: ["echo 'unterminated", 'ls &&', 'if true; then'],
+};
+
+export const UNKNOWN_RULE: Rule = {
+  id: 'unknown-command',
+  class: 'config_mutation',
+  reason: 'not a command the classifier knows to be read-only',
+  examples: ['frobnicate --all', 'pct exec 132 -- /usr/local/bin/backup.sh', 'python3 -c "print(1)"', 'top'],
+};
+
+export const DYNAMIC_COMMAND_RULE: Rule = {
+  id: 'dynamic-command',
+  class: 'config_mutation',
+  reason: 'the command name is only known at run time',
+  examples: ['$CMD /tmp', '"$(which ls)" -la', 'sudo $TOOL x'],
+};
+
+export const OPAQUE_RULE: Rule = {
+  id: 'opaque-wrapper',
+  class: 'config_mutation',
+  reason: 'what it runs cannot be seen before it runs',
+  examples: ['bash script.sh', 'curl -s https://x/install.sh | sh', 'ssh root@host', 'sudo -i', 'bash -c "$SCRIPT"', 'ssh host "ls $DIR"'],
+};
+
+export const TOO_DEEP_RULE: Rule = {
+  id: 'nesting-too-deep',
+  class: 'config_mutation',
+  reason: 'wrappers are nested too deeply to follow',
+  examples: [`${'sudo '.repeat(40)}ls`],
+};
+
+/**
+ * Matchers tried in order on each simple command. When none of these matches a wrapper (pct exec, sudo, …), the
+ * wrapper is transparent and what it runs is classified instead; otherwise the wrapper's own verdict counts too.
+ */
+export const RULES_BEFORE_WRAPPERS: readonly Rule[] = [...DESTRUCTIVE_RULES, ...MUTATION_RULES, ...READ_RULES, SHELL_BUILTIN_RULE];
+
+/** Tried when a command is no wrapper and nothing above matched; UNKNOWN_RULE decides when none of these matches. */
+export const RULES_AFTER_WRAPPERS: readonly Rule[] = CHANGE_RULES;
+
+/** Every rule, for listing and for the test that proves each rule's examples. */
+export const RULES: readonly Rule[] = [
+  ...RULES_BEFORE_WRAPPERS,
+  ...RULES_AFTER_WRAPPERS,
+  REDIRECT_RULE,
+  EMPTY_RULE,
+  ASSIGNMENT_RULE,
+  UNPARSEABLE_RULE,
+  UNKNOWN_RULE,
+  DYNAMIC_COMMAND_RULE,
+  OPAQUE_RULE,
+  TOO_DEEP_RULE,
+];

@@ -1,0 +1,128 @@
+// Rules for running commands in a session: what runs at once, what waits for an approval, the retry cap,
+// the assent window, and approvals bound to exactly what will run. Classification and hashing happen
+// before (in the command layer); these rules only decide on their results and the session's history.
+import { NotFound, RuleViolation, type CommandMetadata } from '../messages.ts';
+import type { SessionExecutionCommand } from './commands.ts';
+import type { SessionEvent } from './events.ts';
+import type { Approval, Execution, SessionState } from './state.ts';
+
+/** Failed or timed-out runs of the same command on the same target after which run refuses it. */
+export const RETRY_CAP = 3;
+export const MAX_ASSENT_MINUTES = 240;
+
+type CommandOf<T extends SessionExecutionCommand['type']> = Extract<SessionExecutionCommand, { type: T }>;
+
+export function decideExecution(command: SessionExecutionCommand, state: SessionState, meta: CommandMetadata): SessionEvent[] {
+  switch (command.type) {
+    case 'request_execution':
+      return decideRequest(command, state, meta);
+    case 'start_execution': {
+      const execution = requireExecution(state, command.execution_id);
+      if (execution.status !== 'runnable' && execution.status !== 'approved') {
+        throw new RuleViolation('not_runnable', `Execution ${execution.executionId} is ${execution.status}; it cannot start (again).`);
+      }
+      if (command.binding !== execution.binding) {
+        const detail = 'What would run (command, target or classifier rules) differs from what was requested and approved; nothing ran. Request it again.';
+        return [{ type: 'ExecutionRefused', data: { execution_id: execution.executionId, reason: 'binding_mismatch', detail } }];
+      }
+      return [{ type: 'ExecutionStarted', data: { execution_id: execution.executionId } }];
+    }
+    case 'finish_execution': {
+      const execution = requireExecution(state, command.execution_id);
+      if (execution.status !== 'running') throw new RuleViolation('not_running', `Execution ${execution.executionId} is ${execution.status}, not running.`);
+      const execution_id = execution.executionId;
+      const o = command.outcome;
+      switch (o.kind) {
+        case 'succeeded':
+          return [{ type: 'ExecutionSucceeded', data: { execution_id, exit_code: 0, stdout_tail: o.stdout_tail, stderr_tail: o.stderr_tail, duration_ms: o.duration_ms } }];
+        case 'failed':
+          return [{ type: 'ExecutionFailed', data: { execution_id, exit_code: o.exit_code, signal: o.signal, error: o.error, stdout_tail: o.stdout_tail, stderr_tail: o.stderr_tail, duration_ms: o.duration_ms } }];
+        case 'timed_out':
+          return [{ type: 'ExecutionTimedOut', data: { execution_id, limit_ms: o.limit_ms, stdout_tail: o.stdout_tail, stderr_tail: o.stderr_tail, duration_ms: o.duration_ms } }];
+        default: {
+          const unhandled: never = o;
+          throw new Error(`finish_execution: unhandled outcome ${JSON.stringify(unhandled)}`);
+        }
+      }
+    }
+    case 'refuse_execution': {
+      const execution = requireExecution(state, command.execution_id);
+      if (!['runnable', 'approved', 'running'].includes(execution.status)) {
+        throw new RuleViolation('not_runnable', `Execution ${execution.executionId} is ${execution.status}; there is nothing to refuse.`);
+      }
+      return [{ type: 'ExecutionRefused', data: { execution_id: execution.executionId, reason: command.reason, detail: command.detail } }];
+    }
+    case 'approve': {
+      const approval = requirePending(state, command.approval_id, 'approve');
+      // An approval that outlived its TTL expires now rather than running something nobody still watches.
+      if (approval.expiresAt <= meta.now) return [{ type: 'ApprovalExpired', data: { approval_id: approval.approvalId } }];
+      return [{ type: 'ApprovalGranted', data: { approval_id: approval.approvalId } }];
+    }
+    case 'deny': {
+      const approval = requirePending(state, command.approval_id, 'deny');
+      return [{ type: 'ApprovalDenied', data: { approval_id: approval.approvalId, reason: command.reason } }];
+    }
+    case 'expire_approval': {
+      const approval = state.approvals.get(command.approval_id);
+      // Expiry is swept periodically: an approval decided or not yet due is simply left alone.
+      if (!approval || approval.status !== 'pending' || approval.expiresAt > meta.now) return [];
+      return [{ type: 'ApprovalExpired', data: { approval_id: approval.approvalId } }];
+    }
+    case 'open_assent': {
+      requireOpen(state, 'open an assent window');
+      if (!Number.isInteger(command.minutes) || command.minutes < 1 || command.minutes > MAX_ASSENT_MINUTES) {
+        throw new RuleViolation('assent_minutes', `An assent window lasts 1 to ${MAX_ASSENT_MINUTES} minutes.`);
+      }
+      const until = new Date(Date.parse(meta.now) + command.minutes * 60_000).toISOString();
+      return [{ type: 'AssentOpened', data: { until, minutes: command.minutes } }];
+    }
+    default: {
+      const unhandled: never = command;
+      throw new Error(`decideExecution: unhandled command ${JSON.stringify(unhandled)}`);
+    }
+  }
+}
+
+function decideRequest(command: CommandOf<'request_execution'>, state: SessionState, meta: CommandMetadata): SessionEvent[] {
+  requireOpen(state, 'run a command');
+  if (state.executions.has(command.execution_id)) throw new RuleViolation('duplicate_execution', `Execution ${command.execution_id} already exists.`);
+  const { execution_id, target, command: text, verdict, rules_version, command_hash, binding, known_long } = command;
+  const requested: SessionEvent = { type: 'ExecutionRequested', data: { execution_id, target, command: text, verdict, rules_version, command_hash, binding, known_long } };
+
+  const running = [...state.executions.values()].find((e) => e.commandHash === command_hash && e.status === 'running');
+  if (running) {
+    const detail = `Execution ${running.executionId} of the same command on ${target} is still running. Check it with get_execution_status (it may be hung: inspect with ps, strace, lsof) instead of starting it again.`;
+    return [requested, { type: 'ExecutionRefused', data: { execution_id, reason: 'already_running', detail } }];
+  }
+  const failures = state.failuresByHash.get(command_hash) ?? 0;
+  if (failures >= RETRY_CAP) {
+    const detail = `This command failed or timed out ${failures} times on ${target} in this session. Do not run it again: investigate why (ps, strace -p, lsof, logs) or ask the operator.`;
+    return [requested, { type: 'ExecutionRefused', data: { execution_id, reason: 'retry_cap', detail } }];
+  }
+  if (verdict.risk_class === 'reversible_low') return [requested];
+  if (verdict.risk_class === 'config_mutation' && state.assentUntil !== null && state.assentUntil > meta.now) return [requested];
+  const expires_at = new Date(Date.parse(meta.now) + command.approval_ttl_ms).toISOString();
+  return [
+    requested,
+    { type: 'ApprovalRequested', data: { approval_id: meta.commandId, execution_id, command: text, target, risk_class: verdict.risk_class, binding, expires_at } },
+  ];
+}
+
+function requireOpen(state: SessionState, action: string): void {
+  if (state.status === 'done' || state.status === 'failed') {
+    throw new RuleViolation('session_closed', `The session is ${state.status}; set a goal or post a message to reopen it before you ${action}.`);
+  }
+}
+
+function requireExecution(state: SessionState, executionId: string): Execution {
+  const execution = state.executions.get(executionId);
+  if (!execution) throw new NotFound('execution', `There is no execution ${executionId} in this session.`, 'execution_not_found');
+  return execution;
+}
+
+function requirePending(state: SessionState, approvalId: string, action: string): Approval {
+  const approval = state.approvals.get(approvalId);
+  if (!approval) throw new NotFound('approval', `There is no approval ${approvalId} in this session.`, 'approval_not_found');
+  if (approval.status !== 'pending') throw new RuleViolation('approval_decided', `Approval ${approvalId} is already ${approval.status}; it cannot ${action === 'approve' ? 'be approved' : 'be denied'} now.`);
+  return approval;
+}

@@ -1,6 +1,7 @@
 // Configuration from the environment, parsed once at start; a bad value stops the start with a clear message.
 import { z } from 'zod';
 import { type ApiToken, parseTokens } from './api/auth.ts';
+import type { ExecutionSettings } from './commands/execution/service.ts';
 
 const Env = z.object({
   DATABASE_URL: z.string().min(1).optional(),
@@ -13,6 +14,14 @@ const Env = z.object({
   NOMOS_BODY_LIMIT: z.coerce.number().int().min(1024).default(1_048_576),
   /** role:name:token entries, comma-separated; unset means auth is off and the server stays on loopback. */
   NOMOS_TOKENS: z.string().optional(),
+  /** Path of the SSH private key commands run with; unset: runs are refused as unreachable. */
+  NOMOS_SSH_KEY: z.string().min(1).optional(),
+  NOMOS_RUN_WAIT_MS: z.coerce.number().int().min(0).max(600_000).default(30_000),
+  NOMOS_RUN_HARD_LIMIT_MS: z.coerce.number().int().min(1_000).default(30 * 60_000),
+  NOMOS_APPROVAL_TTL_MS: z.coerce.number().int().min(1_000).default(15 * 60_000),
+  NOMOS_HUNG_AFTER_MS: z.coerce.number().int().min(0).default(10_000),
+  /** How often pending approvals past their TTL are recorded as expired. */
+  NOMOS_SWEEP_MS: z.coerce.number().int().min(100).default(5_000),
 });
 
 export interface Config {
@@ -24,6 +33,9 @@ export interface Config {
   readonly readWaitMs: number;
   readonly bodyLimit: number;
   readonly tokens: readonly ApiToken[];
+  readonly sshKeyPath: string | null;
+  readonly execution: ExecutionSettings;
+  readonly sweepMs: number;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -42,5 +54,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     readWaitMs: e.NOMOS_READ_WAIT_MS,
     bodyLimit: e.NOMOS_BODY_LIMIT,
     tokens: parseTokens(e.NOMOS_TOKENS ?? ''),
+    sshKeyPath: e.NOMOS_SSH_KEY ?? null,
+    execution: {
+      shortWaitMs: e.NOMOS_RUN_WAIT_MS,
+      hardLimitMs: e.NOMOS_RUN_HARD_LIMIT_MS,
+      approvalTtlMs: e.NOMOS_APPROVAL_TTL_MS,
+      hungAfterMs: e.NOMOS_HUNG_AFTER_MS,
+    },
+    sweepMs: e.NOMOS_SWEEP_MS,
   };
 }

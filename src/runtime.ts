@@ -1,7 +1,7 @@
 // Wires the parts for one process: the read-model database (PostgreSQL or embedded PGlite), the event store
 // (the same database, or EventStoreDB), migrations, and the projections with their projectors.
 import { randomUUID } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import type { Db } from './adapters/db/db.ts';
 import { migrate } from './adapters/db/migrate.ts';
 import { pgliteDb } from './adapters/db/pglite.ts';
@@ -9,23 +9,31 @@ import { postgresDb } from './adapters/db/postgres.ts';
 import { EsdbEventStore } from './adapters/eventstore/esdb.ts';
 import { SqlEventStore } from './adapters/eventstore/sql.ts';
 import type { CommandDeps } from './commands/session.ts';
+import type { Executor } from './commands/execution/executor.ts';
+import { ExecutionService } from './commands/execution/service.ts';
+import { SshExecutor } from './adapters/ssh/executor.ts';
 import type { EventStore } from './commands/event-store.ts';
 import type { Config } from './config.ts';
 import type { Projection } from './projections/projection.ts';
 import { Projector, ensureCheckpoint, resetProjection } from './projections/projector.ts';
+import { entitiesProjection } from './projections/entities.ts';
+import { executionsProjection } from './projections/executions.ts';
 import { plansProjection } from './projections/plans.ts';
 import { sessionsProjection } from './projections/sessions.ts';
 import { transcriptProjection } from './projections/transcript.ts';
 
-export const projections: readonly Projection[] = [sessionsProjection, transcriptProjection, plansProjection];
+export const projections: readonly Projection[] = [sessionsProjection, transcriptProjection, plansProjection, entitiesProjection, executionsProjection];
 
 export interface Runtime {
   readonly db: Db;
   readonly store: EventStore;
   readonly projections: readonly Projection[];
   readonly commandDeps: CommandDeps;
+  readonly executions: ExecutionService;
   readonly description: { eventStore: string; readModels: string };
   startProjectors(onError?: (projection: string, error: unknown) => void): void;
+  /** Records pending approvals past their TTL as expired, every `everyMs`, until close. */
+  startSweeper(everyMs: number, onError?: (error: unknown) => void): void;
   close(): Promise<void>;
 }
 
@@ -35,8 +43,8 @@ export async function openDb(config: Config): Promise<Db> {
   return pgliteDb(config.dataDir);
 }
 
-/** Opens everything from configuration; `db` may be given (tests pass a fresh one). */
-export async function openRuntime(config: Config, given?: { db?: Db; clock?: () => Date }): Promise<Runtime> {
+/** Opens everything from configuration; tests may pass a fresh db, a clock or an executor of their own. */
+export async function openRuntime(config: Config, given?: { db?: Db; clock?: () => Date; executor?: Executor }): Promise<Runtime> {
   const db = given?.db ?? (await openDb(config));
   await migrate(db);
   const store: EventStore = config.eventStoreUrl ? new EsdbEventStore(config.eventStoreUrl) : new SqlEventStore(db);
@@ -46,11 +54,16 @@ export async function openRuntime(config: Config, given?: { db?: Db; clock?: () 
     if (versionChanged) await resetProjection(db, projection);
   }
   const projectors: Projector[] = [];
+  const commandDeps: CommandDeps = { store, readDb: db, clock: given?.clock ?? (() => new Date()), newId: randomUUID };
+  const executor = given?.executor ?? (config.sshKeyPath ? new SshExecutor({ privateKey: await readFile(config.sshKeyPath) }) : null);
+  const executions = new ExecutionService(commandDeps, executor, config.execution, (message, error) => console.error(`nomos: ${message}:`, error));
+  let sweeper: NodeJS.Timeout | null = null;
   return {
     db,
     store,
     projections,
-    commandDeps: { store, readDb: db, clock: given?.clock ?? (() => new Date()), newId: randomUUID },
+    commandDeps,
+    executions,
     description: {
       eventStore: config.eventStoreUrl ? 'eventstoredb' : db.kind,
       readModels: db.kind === 'pglite' ? `pglite (${config.dataDir})` : 'postgres',
@@ -62,7 +75,13 @@ export async function openRuntime(config: Config, given?: { db?: Db; clock?: () 
         projectors.push(projector);
       }
     },
+    startSweeper(everyMs, onError) {
+      sweeper = setInterval(() => void executions.expireDue().catch((error: unknown) => onError?.(error)), everyMs);
+    },
     async close() {
+      if (sweeper) clearInterval(sweeper);
+      await executions.close();
+      await executor?.close();
       await Promise.all(projectors.map((p) => p.stop()));
       await store.close();
       if (!given?.db) await db.close();

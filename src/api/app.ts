@@ -5,7 +5,9 @@ import { type ZodTypeProvider, serializerCompiler, validatorCompiler } from 'fas
 import type { Runtime } from '../runtime.ts';
 import type { ApiToken } from './auth.ts';
 import { nomosContext } from './context.ts';
+import { entitiesApi } from './entities.ts';
 import { registerErrorHandling } from './errors.ts';
+import { executionsApi } from './executions.ts';
 import { operationsApi } from './operations.ts';
 import { sessionsApi } from './sessions.ts';
 
@@ -32,6 +34,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(nomosContext, { runtime: options.runtime, readWaitMs: options.readWaitMs ?? 5_000, tokens: options.tokens ?? [] });
   await app.register(sessionsApi);
   await app.register(operationsApi);
+  await app.register(entitiesApi);
+  await app.register(executionsApi);
   await app.ready();
   return app;
 }

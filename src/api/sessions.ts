@@ -3,6 +3,7 @@
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { deleteSession, executeSessionCommand, startSession } from '../commands/session.ts';
+import { classify } from '../domain/risk/index.ts';
 import { SessionCommand } from '../domain/session/commands.ts';
 import { Outcome } from '../domain/session/events.ts';
 import { sessionStream } from '../domain/session/stream.ts';
@@ -46,6 +47,16 @@ const ListQuery = z.strictObject({
 /** Who may drive a session: the agent and operators; auditors only read. */
 const WRITERS = ['operator', 'agent'] as const;
 
+const Slug = z.string().min(3).max(200).regex(/^[a-z]+:[A-Za-z0-9._-]+$/, 'must be an entity slug such as host:strong or lxc:rclone');
+
+/** The session's own commands plus the ones that run things (classified, approved and executed by the command layer). */
+const ApiCommand = z.discriminatedUnion('type', [
+  ...SessionCommand.options,
+  z.strictObject({ type: z.literal('run'), target: Slug, command: z.string().min(1).max(100_000) }),
+  z.strictObject({ type: z.literal('classify_command'), command: z.string().max(100_000) }),
+  z.strictObject({ type: z.literal('inspect_path'), path: z.string().min(1).max(4_096).regex(/^[^\0]*$/, 'must not contain a NUL character'), targets: z.array(Slug).min(1).max(50) }),
+]);
+
 const SESSION_READS = ['sessions', 'transcript', 'plans'] as const;
 
 export const sessionsApi: FastifyPluginCallbackZod = (app, _options, done) => {
@@ -58,9 +69,22 @@ export const sessionsApi: FastifyPluginCallbackZod = (app, _options, done) => {
     return reply.status(201).send(result);
   });
 
-  app.post('/sessions/:id/commands', { schema: { params: SessionParams, body: SessionCommand } }, async (request) =>
-    executeSessionCommand(deps, request.params.id, request.body, commandContext(request, WRITERS, `send ${request.body.type}`)),
-  );
+  app.post('/sessions/:id/commands', { schema: { params: SessionParams, body: ApiCommand } }, async (request) => {
+    const { id } = request.params;
+    const body = request.body;
+    const ctx = () => commandContext(request, WRITERS, `send ${body.type}`);
+    switch (body.type) {
+      case 'run':
+        return runtime.executions.run(id, { target: body.target, command: body.command }, ctx());
+      case 'inspect_path':
+        return runtime.executions.inspectPath(id, body.path, body.targets, ctx());
+      case 'classify_command':
+        ctx();
+        return classify(body.command);
+      default:
+        return executeSessionCommand(deps, id, body, ctx());
+    }
+  });
 
   app.get('/sessions', { schema: { querystring: ListQuery } }, async (request, reply) => {
     const q = request.query;

@@ -2,8 +2,10 @@
 import { Command } from 'commander';
 import { migrate } from '../adapters/db/migrate.ts';
 import { loadConfig } from '../config.ts';
-import { openDb } from '../runtime.ts';
+import { classify } from '../domain/risk/index.ts';
+import { openDb, projections as allProjections } from '../runtime.ts';
 import { claimDataDir } from './data-dir-lock.ts';
+import { fleetCommand } from './fleet.ts';
 import { rebuildCommand, statusCommand } from './projections.ts';
 import { serve } from './serve.ts';
 
@@ -33,13 +35,23 @@ program
 const projections = program.command('projections').description('inspect and rebuild the read models');
 projections
   .command('rebuild')
-  .argument('[name]', 'one projection (sessions, transcript, plans); all when omitted')
+  .argument('[name]', `one projection (${allProjections.map((p) => p.name).join(', ')}); all when omitted`)
   .description('replay every event into fresh read-model tables')
   .action(async (name?: string) => rebuildCommand(loadConfig(), name));
 projections
   .command('status')
   .description("each projection's version, position and lag")
   .action(async () => statusCommand(loadConfig()));
+
+program.addCommand(fleetCommand());
+
+program
+  .command('classify')
+  .argument('<command>', 'a shell command, quoted as one argument')
+  .description('print the risk verdict run would apply to COMMAND (JSON)')
+  .action((command: string) => {
+    console.log(JSON.stringify(classify(command), null, 2));
+  });
 
 program.parseAsync(process.argv).catch((error: unknown) => {
   console.error(`nomos: ${error instanceof Error ? error.message : String(error)}`);

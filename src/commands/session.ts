@@ -63,10 +63,18 @@ function metadata(deps: CommandDeps, ctx: CommandContext): CommandMetadata {
 
 const streams = new KeyedLock();
 
-async function run(deps: CommandDeps, sessionId: string, command: SessionCommandInput, ctx: CommandContext) {
+/** Decides one command on a session's stream and appends what it decided; for the command layer's own use. */
+export async function runSessionCommand(
+  deps: CommandDeps,
+  sessionId: string,
+  command: SessionCommandInput,
+  ctx: CommandContext,
+): Promise<Handled<SessionState, SessionEvent>> {
   const stream = sessionStream(sessionId);
   return streams.run(stream, () => handleCommand(deps.store, stream, sessionDecider, command, metadata(deps, ctx), { retries: RETRIES }));
 }
+
+const run = runSessionCommand;
 
 function base(sessionId: string, handled: Handled<SessionState, SessionEvent>): CommandReply {
   return { session_id: sessionId, position: handled.position, events: handled.events.map((e) => e.type) };

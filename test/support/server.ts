@@ -3,6 +3,8 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/api/app.ts';
 import type { ApiToken } from '../../src/api/auth.ts';
+import type { Executor } from '../../src/commands/execution/executor.ts';
+import type { ExecutionSettings } from '../../src/commands/execution/service.ts';
 import { loadConfig } from '../../src/config.ts';
 import { type Runtime, openRuntime } from '../../src/runtime.ts';
 import type { TestDatabase, TestDb } from './databases.ts';
@@ -17,10 +19,12 @@ export interface TestServer {
 
 export async function startTestServer(
   database: TestDatabase,
-  options: { readWaitMs?: number; bodyLimit?: number; tokens?: readonly ApiToken[] } = {},
+  options: { readWaitMs?: number; bodyLimit?: number; tokens?: readonly ApiToken[]; executor?: Executor; execution?: Partial<ExecutionSettings> } = {},
 ): Promise<TestServer> {
   const testDb: TestDb = await database.open();
-  const runtime = await openRuntime(loadConfig({}), { db: testDb.db });
+  const defaults = loadConfig({});
+  const config = { ...defaults, execution: { ...defaults.execution, ...options.execution } };
+  const runtime = await openRuntime(config, { db: testDb.db, ...(options.executor && { executor: options.executor }) });
   runtime.startProjectors();
   const app = await buildApp({ runtime, readWaitMs: options.readWaitMs ?? 5_000, bodyLimit: options.bodyLimit ?? 1_048_576, tokens: options.tokens ?? [] });
   const url = await app.listen({ port: 0, host: '127.0.0.1' });

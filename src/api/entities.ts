@@ -1,0 +1,49 @@
+// The inventory area: operators register hosts, containers and VMs (one entity or a whole inventory per
+// request); anyone may list and read them from the entities read model, which says how fresh it is.
+import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { registerEntities } from '../commands/entity.ts';
+import { InventoryPayload } from '../domain/entity/commands.ts';
+import { EntityLifecycle, EntitySlug, EntityType } from '../domain/entity/events.ts';
+import { type EntityFilter, getEntity, listEntities } from '../projections/entities.ts';
+import { commandContext } from './context.ts';
+import { HttpProblem } from './errors.ts';
+import { MinPosition, asOfPosition, awaitPosition, stamp } from './freshness.ts';
+
+/** `type=` left empty by a script means "not given", not "bad". */
+const blankIsAbsent = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
+
+const ListQuery = z.strictObject({ type: blankIsAbsent(EntityType), state: blankIsAbsent(EntityLifecycle), min_position: MinPosition });
+const EntityParams = z.strictObject({ slug: EntitySlug });
+const ReadQuery = z.strictObject({ min_position: MinPosition });
+
+const READS = ['entities'] as const;
+
+export const entitiesApi: FastifyPluginCallbackZod = (app, _options, done) => {
+  const { runtime, readWaitMs } = app.nomos;
+
+  app.post('/entities', { schema: { body: InventoryPayload } }, async (request) =>
+    registerEntities(runtime.commandDeps, request.body.entities, commandContext(request, ['operator'], 'register entities')),
+  );
+
+  app.get('/entities', { schema: { querystring: ListQuery } }, async (request, reply) => {
+    const q = request.query;
+    await awaitPosition(runtime, READS, q.min_position, readWaitMs);
+    const asOf = await asOfPosition(runtime, READS);
+    const filter: EntityFilter = { ...(q.type && { type: q.type }), ...(q.state && { state: q.state }) };
+    const entities = await listEntities(runtime.db, filter);
+    stamp(reply, asOf);
+    return { entities, as_of_position: asOf };
+  });
+
+  app.get('/entities/:slug', { schema: { params: EntityParams, querystring: ReadQuery } }, async (request, reply) => {
+    const { slug } = request.params;
+    await awaitPosition(runtime, READS, request.query.min_position, readWaitMs);
+    const asOf = await asOfPosition(runtime, READS);
+    const entity = await getEntity(runtime.db, slug);
+    if (!entity) throw new HttpProblem(404, 'entity_not_found', `no entity ${slug}; list the inventory with GET /entities`);
+    stamp(reply, asOf);
+    return { entity, as_of_position: asOf };
+  });
+  done();
+};

@@ -1,0 +1,165 @@
+// The fleet inventory's commands as the API and the execution layer call them: register a payload of
+// entities (all checked before any is appended, hosts before their guests), pin a host key seen at first
+// connection, change an entity's state; and read an entity, or the SSH target a command on it runs through.
+import type { CommandMetadata } from '../domain/messages.ts';
+import { NotFound, RuleViolation } from '../domain/messages.ts';
+import { type EntityCommand, type EntitySpecInput, Inventory } from '../domain/entity/commands.ts';
+import { checkParents, decide, registrationOrder } from '../domain/entity/decide.ts';
+import { ENTITY_EVENT_VERSION, type EntityEvent, type EntityLifecycle, EntityType, hostKeyProblem, parseEntityEvent } from '../domain/entity/events.ts';
+import { type Entity, type EntityState, evolve, initialEntityState } from '../domain/entity/state.ts';
+import { entityStream } from '../domain/entity/stream.ts';
+import type { EventStore } from './event-store.ts';
+import type { ExecTarget, SshHost } from './execution/executor.ts';
+import { type Decider, type Handled, handleCommand } from './handle.ts';
+import { KeyedLock } from './keyed-lock.ts';
+import type { CommandContext, CommandDeps } from './session.ts';
+
+/** Every entity command is decided on fresh state, so a version conflict is always safe to retry. */
+const RETRIES = 10;
+
+export const entityDecider: Decider<EntityState, EntityEvent, EntityCommand> = {
+  initialState: initialEntityState,
+  evolve,
+  decide,
+  parse: (stored) => parseEntityEvent(stored.type, stored.data),
+  schemaVersion: ENTITY_EVENT_VERSION,
+};
+
+export type RegistrationResult = 'created' | 'updated' | 'unchanged';
+
+export interface RegisteredEntity {
+  slug: string;
+  result: RegistrationResult;
+  /** Global position of the entity's last event: pass the largest as min_position to read the inventory back. */
+  position: number;
+}
+
+export interface RegistrationReply {
+  /** In payload order. */
+  entities: RegisteredEntity[];
+  /** The largest position above. */
+  position: number;
+}
+
+export interface EntityCommandReply {
+  slug: string;
+  /** Global position of the last event appended; -1 when the command changed nothing. */
+  position: number;
+  events: string[];
+}
+
+function metadata(deps: CommandDeps, ctx: CommandContext): CommandMetadata {
+  const commandId = deps.newId();
+  return {
+    commandId,
+    actor: ctx.actor,
+    correlationId: ctx.correlationId ?? commandId,
+    causationId: ctx.causationId ?? commandId,
+    now: deps.clock().toISOString(),
+  };
+}
+
+const streams = new KeyedLock();
+
+function run(deps: CommandDeps, slug: string, command: EntityCommand, ctx: CommandContext): Promise<Handled<EntityState, EntityEvent>> {
+  const stream = entityStream(slug);
+  return streams.run(stream, () => handleCommand(deps.store, stream, entityDecider, command, metadata(deps, ctx), { retries: RETRIES }));
+}
+
+/** The entity folded from its stream, and the global position of its last event (0 when it has none). */
+async function readEntity(store: EventStore, slug: string): Promise<{ entity: EntityState; position: number }> {
+  const { events } = await store.readStream(entityStream(slug));
+  const entity = events.map((e) => entityDecider.parse(e)).reduce(evolve, initialEntityState);
+  return { entity, position: events.at(-1)?.position ?? 0 };
+}
+
+/** The entity as its events leave it; null when nothing was ever registered under the slug. */
+export async function loadEntity(store: EventStore, slug: string): Promise<Entity | null> {
+  return (await readEntity(store, slug)).entity;
+}
+
+/**
+ * Registers (or re-registers) every entity of one payload: a refusal for any of them appends nothing for
+ * all of them. Identical entities append nothing; changed ones append only what changed.
+ */
+export async function registerEntities(deps: CommandDeps, entities: readonly EntitySpecInput[], ctx: CommandContext): Promise<RegistrationReply> {
+  const parsed = Inventory.safeParse({ entities });
+  if (!parsed.success) {
+    const detail = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new RuleViolation('invalid_entity', detail);
+  }
+  const specs = parsed.data.entities;
+  const slugs = new Set(specs.flatMap((spec) => (spec.type === 'host' ? [spec.slug] : [spec.slug, spec.parent])));
+  const current = new Map<string, { entity: EntityState; position: number }>();
+  for (const slug of slugs) current.set(slug, await readEntity(deps.store, slug));
+  checkParents(specs, new Map([...current].map(([slug, read]) => [slug, read.entity])));
+  // A refusal must come before the first append, so every entity is decided once on what was read.
+  for (const spec of specs) decide({ type: 'register_entity', entity: spec }, current.get(spec.slug)?.entity ?? null);
+
+  const results: RegisteredEntity[] = [];
+  for (const index of registrationOrder(specs)) {
+    const spec = specs[index]!;
+    const handled = await run(deps, spec.slug, { type: 'register_entity', entity: spec }, ctx);
+    const result: RegistrationResult = handled.events.length === 0 ? 'unchanged' : handled.before === null ? 'created' : 'updated';
+    const position = handled.events.length === 0 ? (current.get(spec.slug)?.position ?? 0) : handled.position;
+    results[index] = { slug: spec.slug, result, position };
+  }
+  return { entities: results, position: Math.max(0, ...results.map((r) => r.position)) };
+}
+
+function reply(slug: string, handled: Handled<EntityState, EntityEvent>): EntityCommandReply {
+  return { slug, position: handled.position, events: handled.events.map((e) => e.type) };
+}
+
+/**
+ * Pins the key a host presented at its first connection. The same key again changes nothing; another key
+ * than the pinned one is refused (RuleViolation host_key_mismatch).
+ */
+export async function pinHostKey(deps: CommandDeps, slug: string, hostKey: string, ctx: CommandContext): Promise<EntityCommandReply> {
+  const problem = hostKeyProblem(hostKey);
+  if (problem !== null) throw new RuleViolation('invalid_host_key', `${slug}: ${problem}`);
+  return reply(slug, await run(deps, slug, { type: 'pin_host_key', slug, host_key: hostKey }, ctx));
+}
+
+/** Moves an entity to `state` (e.g. destroyed after `pct destroy`); the same state again changes nothing. */
+export async function setEntityState(
+  deps: CommandDeps,
+  slug: string,
+  state: EntityLifecycle,
+  reason: string,
+  ctx: CommandContext,
+): Promise<EntityCommandReply> {
+  return reply(slug, await run(deps, slug, { type: 'set_entity_state', slug, state, reason }, ctx));
+}
+
+/** An entity a command may run on: registered and not destroyed. */
+async function runnable(store: EventStore, slug: string): Promise<Entity> {
+  const entity = await loadEntity(store, slug);
+  if (entity === null) throw new NotFound('entity', `${slug} is not in the inventory; list entities with GET /entities`, 'unknown_entity');
+  if (entity.state === 'destroyed') throw new RuleViolation('entity_destroyed', `${slug} is destroyed; commands cannot run on it`);
+  return entity;
+}
+
+function sshHostOf(host: Entity): SshHost {
+  if (host.ssh === null) throw new Error(`host ${host.slug} has no ssh connection data`);
+  return { slug: host.slug, address: host.ssh.host, port: host.ssh.port, user: host.ssh.user, hostKey: host.hostKey };
+}
+
+/**
+ * Where a command on `slug` runs: a host through its own SSH connection, a container or VM through its
+ * parent host's, with its Proxmox id. Throws NotFound unknown_entity, RuleViolation entity_destroyed (the
+ * entity or its host), or RuleViolation not_runnable for a slug that names no host, container or VM.
+ */
+export async function resolveTarget(store: EventStore, slug: string): Promise<ExecTarget> {
+  const type = EntityType.safeParse(slug.split(':', 1)[0]);
+  if (!type.success) {
+    throw new RuleViolation('not_runnable', `${slug} is not a host, container or VM; commands run on host:NAME, lxc:NAME or vm:NAME`);
+  }
+  const entity = await runnable(store, slug);
+  if (entity.type === 'host') return { kind: 'host', host: sshHostOf(entity) };
+  if (entity.parent === null || entity.pveId === null) throw new Error(`guest ${slug} has no parent or pve_id`);
+  const host = await loadEntity(store, entity.parent);
+  if (host === null) throw new NotFound('entity', `${slug} runs on ${entity.parent}, which is not in the inventory`, 'unknown_entity');
+  if (host.state === 'destroyed') throw new RuleViolation('entity_destroyed', `${slug} runs on ${entity.parent}, which is destroyed`);
+  return { kind: entity.type, host: sshHostOf(host), pveId: entity.pveId };
+}

@@ -1,0 +1,319 @@
+// run(target, command) for a session, end to end: classify, resolve the target, decide (run now, wait for an
+// approval, or refuse), start it on the executor, wait a short while, and record how it ended — every step an
+// event in the session's stream. Approvals, the expiry sweep, assent windows and live status live here too.
+import { createHash } from 'node:crypto';
+import { NotFound, RuleViolation } from '../../domain/messages.ts';
+import { inventoryEffects } from '../../domain/entity/follow.ts';
+import { classify, isKnownLong, normaliseCommand, RULES_VERSION } from '../../domain/risk/index.ts';
+import { quoteValue } from '../../domain/risk/quote.ts';
+import type { ExecutionOutcome } from '../../domain/session/commands.ts';
+import type { RefusalReason, SessionEvent, Verdict } from '../../domain/session/events.ts';
+import { getEntity } from '../../projections/entities.ts';
+import { type ApprovalView, dueApprovals, getApproval, getExecution } from '../../projections/executions.ts';
+import { loadEntity, pinHostKey, registerEntities, resolveTarget, setEntityState } from '../entity.ts';
+import { type CommandContext, type CommandDeps, runSessionCommand } from '../session.ts';
+import { type ExecHandle, type ExecResult, type ExecTarget, type Executor, ExecutorConnectError, HostKeyMismatchError } from './executor.ts';
+
+export interface ExecutionSettings {
+  /** How long run waits for a command before answering pending. */
+  readonly shortWaitMs: number;
+  /** When the remote process is ended and the execution recorded as timed out. */
+  readonly hardLimitMs: number;
+  readonly approvalTtlMs: number;
+  /** A running command silent this long is probed for uninterruptible sleep (hung). */
+  readonly hungAfterMs: number;
+}
+
+export const DEFAULT_EXECUTION_SETTINGS: ExecutionSettings = { shortWaitMs: 30_000, hardLimitMs: 30 * 60_000, approvalTtlMs: 15 * 60_000, hungAfterMs: 10_000 };
+
+export type RunStatus = 'succeeded' | 'failed' | 'timed_out' | 'pending' | 'approval_required' | 'refused';
+
+export interface RunReply {
+  execution_id: string;
+  target: string;
+  status: RunStatus;
+  verdict: Verdict;
+  /** Position of the last event this reply reflects (min_position for reads). */
+  position: number;
+  exit_code?: number | null;
+  stdout?: string;
+  stderr?: string;
+  approval_id?: string;
+  expires_at?: string;
+  reason?: RefusalReason;
+  detail?: string;
+  hint?: string;
+}
+
+export interface InspectRow {
+  target: string;
+  execution_id: string | null;
+  status: RunStatus;
+  exit_code: number | null;
+  output: string;
+  errors: string;
+}
+
+interface Live {
+  readonly handle: ExecHandle;
+  readonly sessionId: string;
+  readonly target: string;
+  readonly command: string;
+  readonly startedAt: number;
+}
+
+const SYSTEM = { role: 'system', id: 'executor' } as const;
+const APPROVAL_LOOKUP_WAIT_MS = 3_000;
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+const sleep = (ms: number) => new Promise<null>((resolve) => setTimeout(() => resolve(null), ms));
+
+/** Exactly what will run: the command, where (address, user, container), and under which classifier rules. */
+export function bindingOf(command: string, target: ExecTarget): string {
+  const where = { kind: target.kind, host: target.host.slug, address: target.host.address, port: target.host.port, user: target.host.user, pve_id: target.kind === 'host' ? null : target.pveId };
+  return sha256(JSON.stringify({ command, where, rules: RULES_VERSION }));
+}
+
+/** What the retry cap counts: the same command (quoting and spacing aside) on the same target. */
+export function commandHashOf(target: string, command: string): string {
+  return sha256(`${target}\n${normaliseCommand(command)}`);
+}
+
+export class ExecutionService {
+  private readonly live = new Map<string, Live>();
+  private readonly settling = new Set<Promise<unknown>>();
+
+  constructor(
+    private readonly deps: CommandDeps,
+    private readonly executor: Executor | null,
+    private readonly settings: ExecutionSettings,
+    private readonly log: (message: string, error?: unknown) => void = () => undefined,
+  ) {}
+
+  async run(sessionId: string, input: { target: string; command: string }, ctx: CommandContext): Promise<RunReply> {
+    const verdict = classify(input.command);
+    const target = await resolveTarget(this.deps.store, input.target);
+    const execution_id = this.deps.newId();
+    const known_long = isKnownLong(input.command);
+    const handled = await runSessionCommand(this.deps, sessionId, {
+      type: 'request_execution',
+      execution_id,
+      target: input.target,
+      command: input.command,
+      verdict,
+      rules_version: String(RULES_VERSION),
+      command_hash: commandHashOf(input.target, input.command),
+      binding: bindingOf(input.command, target),
+      known_long,
+      approval_ttl_ms: this.settings.approvalTtlMs,
+    }, ctx);
+    const base = { execution_id, target: input.target, verdict, position: handled.position };
+    const refused = find(handled.events, 'ExecutionRefused');
+    if (refused) return { ...base, status: 'refused', reason: refused.data.reason, detail: refused.data.detail };
+    const approval = find(handled.events, 'ApprovalRequested');
+    if (approval) {
+      return {
+        ...base,
+        status: 'approval_required',
+        approval_id: approval.data.approval_id,
+        expires_at: approval.data.expires_at,
+        hint: `${verdict.risk_class}: waiting for an operator (POST /approvals/${approval.data.approval_id}/approve). Do not resubmit it; ask the operator or carry on with something else.`,
+      };
+    }
+    return this.start(sessionId, execution_id, input.command, target, input.target, verdict, known_long, ctx);
+  }
+
+  /**
+   * The same facts about one path on many targets at once (mount, df, ls -la, stat), as read-only
+   * executions run side by side, answered as one table instead of a run per fact per target.
+   */
+  async inspectPath(sessionId: string, path: string, targets: readonly string[], ctx: CommandContext): Promise<{ path: string; rows: InspectRow[] }> {
+    const p = quoteValue(path);
+    const command = `mount | grep -F -- ${p}; df -h ${p}; ls -la ${p}; stat ${p}`;
+    const rows = await Promise.all(
+      targets.map(async (target): Promise<InspectRow> => {
+        try {
+          const reply = await this.run(sessionId, { target, command }, ctx);
+          return { target, execution_id: reply.execution_id, status: reply.status, exit_code: reply.exit_code ?? null, output: reply.stdout ?? '', errors: reply.stderr ?? reply.detail ?? '' };
+        } catch (error) {
+          return { target, execution_id: null, status: 'refused', exit_code: null, output: '', errors: error instanceof Error ? error.message : String(error) };
+        }
+      }),
+    );
+    return { path, rows };
+  }
+
+  /** Approves and, if granted, runs the execution exactly once (a second approval is refused by the decider). */
+  async approve(approvalId: string, ctx: CommandContext): Promise<{ approval_id: string; status: 'granted'; position: number; execution: RunReply }> {
+    const approval = await this.findApproval(approvalId);
+    const handled = await runSessionCommand(this.deps, approval.session_id, { type: 'approve', approval_id: approvalId }, ctx);
+    if (find(handled.events, 'ApprovalExpired')) {
+      throw new RuleViolation('approval_expired', `Approval ${approvalId} expired at ${approval.expires_at}; nothing ran. The agent may request it again.`);
+    }
+    const execution = handled.after.executions.get(approval.execution_id);
+    const row = await getExecution(this.deps.readDb, approval.execution_id);
+    if (!execution || !row) throw new Error(`approval ${approvalId} names execution ${approval.execution_id}, which is unknown`);
+    const target = await resolveTarget(this.deps.store, execution.target);
+    const reply = await this.start(approval.session_id, execution.executionId, execution.command, target, execution.target, row.verdict, row.known_long, ctx);
+    return { approval_id: approvalId, status: 'granted', position: handled.position, execution: reply };
+  }
+
+  async deny(approvalId: string, reason: string, ctx: CommandContext): Promise<{ approval_id: string; status: 'denied'; position: number }> {
+    const approval = await this.findApproval(approvalId);
+    const handled = await runSessionCommand(this.deps, approval.session_id, { type: 'deny', approval_id: approvalId, reason }, ctx);
+    return { approval_id: approvalId, status: 'denied', position: handled.position };
+  }
+
+  async openAssent(sessionId: string, minutes: number, ctx: CommandContext): Promise<{ session_id: string; until: string; position: number }> {
+    const handled = await runSessionCommand(this.deps, sessionId, { type: 'open_assent', minutes }, ctx);
+    const opened = find(handled.events, 'AssentOpened');
+    return { session_id: sessionId, until: opened?.data.until ?? '', position: handled.position };
+  }
+
+  /** Records every pending approval past its TTL as expired; returns how many. */
+  async expireDue(): Promise<number> {
+    let expired = 0;
+    for (const due of await dueApprovals(this.deps.readDb, this.deps.clock(), 100)) {
+      const handled = await runSessionCommand(this.deps, due.session_id, { type: 'expire_approval', approval_id: due.id }, { actor: SYSTEM });
+      expired += handled.events.length;
+    }
+    return expired;
+  }
+
+  /** The execution as recorded, plus what a running one printed so far and whether it looks hung. */
+  async status(executionId: string): Promise<Record<string, unknown> | null> {
+    const row = await getExecution(this.deps.readDb, executionId);
+    const live = this.live.get(executionId);
+    if (!row && !live) return null;
+    const base: Record<string, unknown> = row ? { execution_id: executionId, ...row } : { execution_id: executionId, session_id: live?.sessionId, target: live?.target, command: live?.command };
+    if (!live) return base;
+    const { stdout, stderr } = live.handle.output();
+    const idle = live.handle.idleMs();
+    const state = idle >= this.settings.hungAfterMs ? await live.handle.probe().catch(() => 'running' as const) : 'running';
+    const running = { ...base, status: state === 'hung' ? 'hung' : 'running', stdout_so_far: stdout, stderr_so_far: stderr, idle_ms: idle, running_ms: Date.now() - live.startedAt };
+    if (state !== 'hung') return running;
+    return {
+      ...running,
+      advice: `No output for ${Math.round(idle / 1000)} s and the process is in uninterruptible sleep (state D): it is hung in the kernel, not failed. Do not retry it. Inspect instead: ps -eo pid,stat,wchan:32,cmd | grep ' D'; cat /proc/PID/stack; strace -f -p PID; lsof on the path it touches.`,
+    };
+  }
+
+  /**
+   * An approval's session, from the read model. An operator may act on an approval id the moment run
+   * answered it, before the projection caught up: wait a little for it rather than say it does not exist.
+   */
+  private async findApproval(approvalId: string): Promise<ApprovalView> {
+    const deadline = Date.now() + APPROVAL_LOOKUP_WAIT_MS;
+    for (;;) {
+      const approval = await getApproval(this.deps.readDb, approvalId);
+      if (approval) return approval;
+      if (Date.now() >= deadline) throw new NotFound('approval', `no approval ${approvalId}`, 'approval_not_found');
+      await sleep(20);
+    }
+  }
+
+  /** Waits until every execution started by this service has been recorded as finished (tests, shutdown). */
+  async settled(): Promise<void> {
+    while (this.settling.size > 0) await Promise.allSettled([...this.settling]);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.live.values()].map((l) => l.handle.kill().catch(() => undefined)));
+    await this.settled();
+  }
+
+  private async start(sessionId: string, executionId: string, command: string, target: ExecTarget, slug: string, verdict: Verdict, knownLong: boolean, ctx: CommandContext): Promise<RunReply> {
+    const base = { execution_id: executionId, target: slug, verdict };
+    const started = await runSessionCommand(this.deps, sessionId, { type: 'start_execution', execution_id: executionId, binding: bindingOf(command, target) }, ctx);
+    const mismatch = find(started.events, 'ExecutionRefused');
+    if (mismatch) return { ...base, position: started.position, status: 'refused', reason: mismatch.data.reason, detail: mismatch.data.detail };
+
+    let handle: ExecHandle;
+    try {
+      if (!this.executor) throw new ExecutorConnectError(target.host.slug, 'no SSH key is configured (set NOMOS_SSH_KEY to a private key file)');
+      handle = await this.executor.start(target, command, { hardLimitMs: this.settings.hardLimitMs });
+    } catch (error) {
+      const reason: RefusalReason = error instanceof HostKeyMismatchError ? 'host_key_mismatch' : 'unreachable';
+      const detail = error instanceof Error ? error.message : String(error);
+      const refused = await runSessionCommand(this.deps, sessionId, { type: 'refuse_execution', execution_id: executionId, reason, detail }, ctx);
+      return { ...base, position: refused.position, status: 'refused', reason, detail };
+    }
+    if (target.host.hostKey === null) {
+      // First connection to this host: pin the key it presented, so another key is refused from now on.
+      await pinHostKey(this.deps, target.host.slug, handle.hostKey, { ...ctx, actor: SYSTEM }).catch((error: unknown) => this.log(`pinning ${target.host.slug}`, error));
+    }
+    this.live.set(executionId, { handle, sessionId, target: slug, command, startedAt: Date.now() });
+    const finished = handle.result
+      .then((result) => this.finish(sessionId, executionId, result, target, slug, verdict, ctx))
+      .catch((error: unknown) => {
+        this.log(`recording the end of execution ${executionId}`, error);
+        return null;
+      })
+      .finally(() => {
+        this.live.delete(executionId);
+        this.settling.delete(finished);
+      });
+    this.settling.add(finished);
+    const pending: RunReply = {
+      ...base,
+      position: started.position,
+      status: 'pending',
+      hint: `Still running. Poll get_execution_status (GET /executions/${executionId}); a silent command in state D is hung — inspect it, do not retry.`,
+    };
+    if (knownLong) return pending;
+    const outcome = await Promise.race([finished, sleep(this.settings.shortWaitMs)]);
+    return outcome ?? pending;
+  }
+
+  private async finish(sessionId: string, executionId: string, result: ExecResult, target: ExecTarget, slug: string, verdict: Verdict, ctx: CommandContext): Promise<RunReply> {
+    const durationMs = Date.now() - (this.live.get(executionId)?.startedAt ?? Date.now());
+    const tails = { stdout_tail: result.stdoutTail, stderr_tail: result.stderrTail, duration_ms: durationMs };
+    const outcome: ExecutionOutcome = result.timedOut
+      ? { kind: 'timed_out', limit_ms: this.settings.hardLimitMs, ...tails }
+      : result.exitCode === 0
+        ? { kind: 'succeeded', ...tails }
+        : { kind: 'failed', exit_code: result.exitCode, signal: result.signal, error: null, ...tails };
+    const handled = await runSessionCommand(this.deps, sessionId, { type: 'finish_execution', execution_id: executionId, outcome }, { ...ctx, actor: SYSTEM });
+    if (outcome.kind === 'succeeded' && target.kind === 'host') await this.followInventory(target, verdict, ctx);
+    return {
+      execution_id: executionId,
+      target: slug,
+      verdict,
+      position: handled.position,
+      status: outcome.kind,
+      exit_code: result.exitCode,
+      stdout: result.stdoutTail,
+      stderr: result.stderrTail,
+    };
+  }
+
+  private async followInventory(target: Extract<ExecTarget, { kind: 'host' }>, verdict: Verdict, ctx: CommandContext): Promise<void> {
+    const system = { ...ctx, actor: SYSTEM };
+    for (const effect of inventoryEffects(verdict.inner_commands)) {
+      try {
+        if (effect.kind === 'created') {
+          await registerEntities(this.deps, [{ slug: `lxc:${effect.hostname}`, type: 'lxc', parent: target.host.slug, pve_id: effect.pveId, state: 'provisioning' }], system);
+        } else {
+          const slug = await this.containerSlug(target.host.slug, effect.pveId);
+          if (slug !== null) await setEntityState(this.deps, slug, 'destroyed', `pct destroy ${effect.pveId} succeeded`, system);
+        }
+      } catch (error) {
+        this.log(`updating the inventory after ${effect.kind} ${effect.pveId}`, error);
+      }
+    }
+  }
+
+  /** The live container with this Proxmox id on this host; the host's guests come from the read model. */
+  private async containerSlug(hostSlug: string, pveId: number): Promise<string | null> {
+    const guests = (await getEntity(this.deps.readDb, hostSlug))?.children ?? [];
+    for (const slug of guests.filter((s) => s.startsWith('lxc:'))) {
+      // The read model may lag behind; the entity's stream is the truth.
+      const entity = await loadEntity(this.deps.store, slug);
+      if (entity !== null && entity.pveId === pveId && entity.state !== 'destroyed') return slug;
+    }
+    return null;
+  }
+}
+
+function find<K extends SessionEvent['type']>(events: readonly SessionEvent[], type: K): Extract<SessionEvent, { type: K }> | undefined {
+  return events.find((e): e is Extract<SessionEvent, { type: K }> => e.type === type);
+}

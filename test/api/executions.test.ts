@@ -1,0 +1,249 @@
+// Running commands through the API on a real SSH server (OpenSSH when the machine has it, as CI does):
+// read-only runs at once, a mutation waits for an operator and runs exactly once, denial and expiry, the
+// assent window, the retry cap, pending then done, the hard limit, roles, host keys and the inventory.
+import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseTokens } from '../../src/api/auth.ts';
+import { SshExecutor } from '../../src/adapters/ssh/executor.ts';
+import { databases } from '../support/databases.ts';
+import { type TestServer, startTestServer } from '../support/server.ts';
+import { type SshPeer, startSshPeer } from '../support/ssh-peer.ts';
+
+const tokens = parseTokens('operator:alice:op-secret-1,agent:nomos:agent-secret-1,auditor:audit:audit-secret-1');
+const agent = { authorization: 'Bearer agent-secret-1' };
+const operator = { authorization: 'Bearer op-secret-1' };
+const auditor = { authorization: 'Bearer audit-secret-1' };
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 15_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe.each(databases)('executions API on $name', (database) => {
+  let peer: SshPeer;
+  let server: TestServer;
+  let session: string;
+  const scratch = `/tmp/nomos-exec-${randomUUID()}`;
+
+  beforeAll(async () => {
+    peer = await startSshPeer();
+    const executor = new SshExecutor({ privateKey: peer.privateKey });
+    server = await startTestServer(database, { tokens, executor, execution: { shortWaitMs: 2_000, hardLimitMs: 60_000, approvalTtlMs: 60_000, hungAfterMs: 60_000 } });
+    // The host is registered without its key: the first connection pins it.
+    const reg = await server.request('POST', '/entities', {
+      entities: [
+        { slug: 'host:peer', type: 'host', ssh: { host: peer.host.address, port: peer.host.port, user: peer.host.user } },
+        { slug: 'lxc:box', type: 'lxc', parent: 'host:peer', pve_id: 132 },
+        { slug: 'host:impostor', type: 'host', ssh: { host: peer.host.address, port: peer.host.port, user: peer.host.user, host_key: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl' } },
+      ],
+    }, operator);
+    expect(reg.status, JSON.stringify(reg.body)).toBe(200);
+    session = (await server.request('POST', '/sessions', undefined, agent)).body.session_id;
+  }, 60_000);
+  afterAll(async () => {
+    await server?.close();
+    await peer?.close();
+    rmSync(scratch, { force: true, recursive: true });
+  });
+
+  const run = async (target: string, command: string, as = agent) => {
+    const res = await server.request('POST', `/sessions/${session}/commands`, { type: 'run', target, command }, as);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    return res.body;
+  };
+
+  it('runs a read-only inspection wrapped in pct exec at once, and pins the host key it first saw', async () => {
+    const res = await run('host:peer', `pct exec 132 -- cat /etc/hostname`);
+    expect(res.verdict.risk_class).toBe('reversible_low');
+    expect(res.status).toBe('succeeded');
+    expect(res.stdout.trim()).toBe(readFileSync('/etc/hostname', 'utf8').trim());
+    const host = await until('the pinned key', async () => {
+      const r = await server.request('GET', '/entities/host:peer', undefined, auditor);
+      return r.body.entity?.ssh?.host_key ? r.body.entity : undefined;
+    });
+    expect(host.ssh.host_key).toBe(peer.hostKey);
+  });
+
+  it('refuses to run on a host presenting another key than the pinned one', async () => {
+    const res = await run('host:impostor', `touch ${scratch}-impostor`);
+    // config_mutation waits for approval first; approve it and the connection is refused.
+    const approved = await server.request('POST', `/approvals/${res.approval_id}/approve`, undefined, operator);
+    expect(approved.body.execution).toMatchObject({ status: 'refused', reason: 'host_key_mismatch' });
+    expect(existsSync(`${scratch}-impostor`)).toBe(false);
+  });
+
+  it('queues a chown for approval, runs it once when approved, even when two operators approve at once', async () => {
+    const res = await run('lxc:box', `mkdir -p ${scratch} && echo ran >> ${scratch}/count && chown :0 ${scratch}`);
+    expect(res).toMatchObject({ status: 'approval_required', verdict: { risk_class: 'config_mutation' } });
+    expect(existsSync(`${scratch}/count`)).toBe(false);
+    const pending = await until('the pending approval', async () => {
+      const r = await server.request('GET', '/approvals?status=pending', undefined, auditor);
+      return r.body.approvals.find((a: any) => a.id === res.approval_id);
+    });
+    expect(pending).toMatchObject({ session_id: session, target: 'lxc:box', verdict: { risk_class: 'config_mutation' } });
+    // The agent may not approve its own request.
+    expect((await server.request('POST', `/approvals/${res.approval_id}/approve`, undefined, agent)).status).toBe(403);
+    const both = await Promise.all([
+      server.request('POST', `/approvals/${res.approval_id}/approve`, undefined, operator),
+      server.request('POST', `/approvals/${res.approval_id}/approve`, undefined, operator),
+    ]);
+    expect(both.map((r) => r.status).sort()).toEqual([200, 409]);
+    const winner = both.find((r) => r.status === 200)!;
+    expect(winner.body.execution.status).toBe('succeeded');
+    expect(readFileSync(`${scratch}/count`, 'utf8')).toBe('ran\n');
+    const loser = both.find((r) => r.status === 409)!;
+    expect(loser.body.code).toBe('approval_decided');
+  });
+
+  it('denies with a reason, and nothing runs', async () => {
+    const res = await run('host:peer', `touch ${scratch}-denied`);
+    const denied = await server.request('POST', `/approvals/${res.approval_id}/deny`, { reason: 'not during backups' }, operator);
+    expect(denied.status).toBe(200);
+    const ex = await until('the denied execution', async () => {
+      const r = await server.request('GET', `/executions/${res.execution_id}`, undefined, auditor);
+      return r.body.status === 'denied' ? r.body : undefined;
+    });
+    expect(ex.approval_id).toBe(res.approval_id);
+    expect(existsSync(`${scratch}-denied`)).toBe(false);
+  });
+
+  it('runs a config_mutation at once inside an operator’s assent window, but never a destructive one', async () => {
+    expect((await server.request('POST', `/sessions/${session}/assent`, { minutes: 10 }, agent)).status).toBe(403);
+    const opened = await server.request('POST', `/sessions/${session}/assent`, { minutes: 10 }, operator);
+    expect(opened.status).toBe(200);
+    const mutation = await run('host:peer', `touch ${scratch}-assent`);
+    expect(mutation.status).toBe('succeeded');
+    const destructive = await run('host:peer', `rm -rf ${scratch}-assent`);
+    expect(destructive.status).toBe('approval_required');
+  });
+
+  it('stops the same failing command after 3 failures, but not a different one', async () => {
+    const failing = `cat ${scratch}/does-not-exist`;
+    for (let i = 0; i < 3; i++) expect((await run('host:peer', failing)).status).toBe('failed');
+    const fourth = await run('host:peer', failing);
+    expect(fourth).toMatchObject({ status: 'refused', reason: 'retry_cap' });
+    expect(fourth.detail).toMatch(/investigate|operator/);
+    // Quoting and spacing do not make it a different command.
+    expect((await run('host:peer', `cat  '${scratch}/does-not-exist'`)).status).toBe('refused');
+    expect((await run('host:peer', `cat ${scratch}/count`)).status).toBe('succeeded');
+  });
+
+  it('answers pending after the short wait, then the status shows the output and the end', async () => {
+    const res = await run('host:peer', 'echo started; sleep 3; echo finished');
+    expect(res.status).toBe('pending');
+    const live = await server.request('GET', `/executions/${res.execution_id}`, undefined, auditor);
+    expect(live.body).toMatchObject({ status: 'running' });
+    expect(live.body.stdout_so_far).toContain('started');
+    const done = await until('the end of the run', async () => {
+      const r = await server.request('GET', `/executions/${res.execution_id}`, undefined, auditor);
+      return r.body.status === 'succeeded' ? r.body : undefined;
+    });
+    expect(done.stdout_tail).toContain('finished');
+    expect(done.exit_code).toBe(0);
+  });
+
+  it('answers pending at once for a known-long command', async () => {
+    await server.request('POST', `/sessions/${session}/assent`, { minutes: 5 }, operator);
+    const started = Date.now();
+    // rclone copy is known to take long (and is not installed here: it fails afterwards, which does not matter).
+    const res = await run('host:peer', `sleep 1; rclone copy ${scratch}/count ${scratch}/copy`);
+    expect(res.status).toBe('pending');
+    expect(Date.now() - started).toBeLessThan(1_000);
+  });
+
+  it('keeps auditors from running anything', async () => {
+    const res = await server.request('POST', `/sessions/${session}/commands`, { type: 'run', target: 'host:peer', command: 'ls' }, auditor);
+    expect(res.status).toBe(403);
+  });
+
+  it('answers classify with exactly the verdict run applies', async () => {
+    const command = "pct exec 132 -- bash -c 'systemctl status rclone-backup.timer'";
+    const viaClassify = await server.request('POST', '/classify', { command }, auditor);
+    const viaCommand = await server.request('POST', `/sessions/${session}/commands`, { type: 'classify_command', command }, agent);
+    expect(viaClassify.body).toEqual(viaCommand.body);
+    expect(viaClassify.body.risk_class).toBe('reversible_low');
+  });
+
+  it('inspects one path on many targets in one call, as read-only executions', async () => {
+    const res = await server.request('POST', `/sessions/${session}/commands`, { type: 'inspect_path', path: scratch, targets: ['host:peer', 'lxc:box'] }, agent);
+    expect(res.status).toBe(200);
+    expect(res.body.rows.map((r: any) => [r.target, r.status])).toEqual([
+      ['host:peer', 'succeeded'],
+      ['lxc:box', 'succeeded'],
+    ]);
+    expect(res.body.rows[0].output).toContain('count');
+  });
+
+  it('follows pct create and pct destroy into the inventory', async () => {
+    await server.request('POST', `/sessions/${session}/assent`, { minutes: 5 }, operator);
+    const created = await run('host:peer', 'pct create 140 local:vztmpl/debian-12.tar.zst --hostname typetype --cores 2');
+    expect(created.status).toBe('succeeded');
+    const box = await until('lxc:typetype', async () => (await server.request('GET', '/entities/lxc:typetype', undefined, auditor)).body.entity);
+    expect(box).toMatchObject({ type: 'lxc', parent: 'host:peer', pve_id: 140, state: 'provisioning' });
+    const destroyed = await run('host:peer', 'pct destroy 140');
+    expect(destroyed.status).toBe('approval_required');
+    const approved = await server.request('POST', `/approvals/${destroyed.approval_id}/approve`, undefined, operator);
+    expect(approved.body.execution.status).toBe('succeeded');
+    await until('lxc:typetype destroyed', async () => ((await server.request('GET', '/entities/lxc:typetype', undefined, auditor)).body.entity?.state === 'destroyed' ? true : undefined));
+  });
+
+  it('counts executions in the sessions read model', async () => {
+    const view = await until('the session counts', async () => {
+      const r = await server.request('GET', `/sessions/${session}`, undefined, auditor);
+      return r.body.session?.executions_count >= 10 ? r.body.session : undefined;
+    });
+    expect(view.failed_executions).toBeGreaterThanOrEqual(3);
+    expect(view.targets).toEqual(['host:impostor', 'host:peer', 'lxc:box']);
+  });
+});
+
+describe.each(databases)('approval expiry and the hard limit on $name', (database) => {
+  let peer: SshPeer;
+  let server: TestServer;
+  let session: string;
+  beforeAll(async () => {
+    peer = await startSshPeer();
+    server = await startTestServer(database, {
+      executor: new SshExecutor({ privateKey: peer.privateKey }),
+      execution: { shortWaitMs: 500, hardLimitMs: 1_500, approvalTtlMs: 300, hungAfterMs: 60_000 },
+    });
+    await server.request('POST', '/entities', { slug: 'host:peer', type: 'host', ssh: { host: peer.host.address, port: peer.host.port, user: peer.host.user, host_key: peer.hostKey } });
+    session = (await server.request('POST', '/sessions')).body.session_id;
+  }, 60_000);
+  afterAll(async () => {
+    await server?.close();
+    await peer?.close();
+  });
+
+  it('expires an approval after its TTL as an event; approving it then is refused', async () => {
+    const res = (await server.request('POST', `/sessions/${session}/commands`, { type: 'run', target: 'host:peer', command: 'touch /tmp/nomos-never' })).body;
+    expect(res.status).toBe('approval_required');
+    await new Promise((r) => setTimeout(r, 400));
+    await until('the approval in the read model', async () => ((await server.request('GET', '/approvals?status=pending')).body.approvals.length > 0 ? true : undefined));
+    expect(await server.runtime.executions.expireDue()).toBe(1);
+    const events = (await server.request('GET', `/sessions/${session}/events`)).body.events.map((e: any) => e.type);
+    expect(events).toContain('ApprovalExpired');
+    const late = await server.request('POST', `/approvals/${res.approval_id}/approve`);
+    expect(late.status).toBe(409);
+  });
+
+  it('kills a command at the hard limit and records it as timed out', async () => {
+    const marker = `nomos-hard-limit-${randomUUID()}`;
+    const res = (await server.request('POST', `/sessions/${session}/commands`, { type: 'run', target: 'host:peer', command: `sleep 30 # ${marker}` })).body;
+    expect(res.status).toBe('pending');
+    const ended = await until('the timeout', async () => {
+      const r = await server.request('GET', `/executions/${res.execution_id}`);
+      return r.body.status === 'timed_out' ? r.body : undefined;
+    });
+    expect(ended.duration_ms).toBeLessThan(10_000);
+    const { execFileSync } = await import('node:child_process');
+    const ps = execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' });
+    expect(ps).not.toContain(marker);
+  });
+});

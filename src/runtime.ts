@@ -32,7 +32,7 @@ export interface Runtime {
   readonly executions: ExecutionService;
   readonly description: { eventStore: string; readModels: string };
   startProjectors(onError?: (projection: string, error: unknown) => void): void;
-  /** Records pending approvals past their TTL as expired, every `everyMs`, until close. */
+  /** Every `everyMs` until close: records approvals past their TTL as expired, and executions lost with a stopped server as failed. */
   startSweeper(everyMs: number, onError?: (error: unknown) => void): void;
   close(): Promise<void>;
 }
@@ -76,7 +76,11 @@ export async function openRuntime(config: Config, given?: { db?: Db; clock?: () 
       }
     },
     startSweeper(everyMs, onError) {
-      sweeper = setInterval(() => void executions.expireDue().catch((error: unknown) => onError?.(error)), everyMs);
+      const sweep = async () => {
+        await executions.expireDue();
+        await executions.recoverLost();
+      };
+      sweeper = setInterval(() => void sweep().catch((error: unknown) => onError?.(error)), everyMs);
     },
     async close() {
       if (sweeper) clearInterval(sweeper);

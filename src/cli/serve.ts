@@ -11,6 +11,7 @@ export async function serve(config: Config): Promise<void> {
   const runtime = await openRuntime(config);
   const app = await buildApp({ runtime, readWaitMs: config.readWaitMs, bodyLimit: config.bodyLimit, logger: true, tokens: config.tokens });
   runtime.startProjectors((name, error) => app.log.error({ err: error, projection: name }, 'projector error; retrying'));
+  runtime.startSweeper(config.sweepMs, (error) => app.log.error({ err: error }, 'approval/execution sweep failed; retrying'));
   const authOff = config.tokens.length === 0;
   // Without tokens anyone who can reach the port could approve commands: only this machine may.
   const host = authOff && !LOOPBACK.has(config.host) ? '127.0.0.1' : config.host;

@@ -228,3 +228,12 @@ export async function dueApprovals(db: Queryable, now: Date, limit: number): Pro
   );
   return rows;
 }
+
+/** Executions recorded as running that started before `before`: candidates for having been lost with their server. */
+export async function runningSince(db: Queryable, before: Date, limit: number): Promise<Array<{ id: string; session_id: string }>> {
+  const { rows } = await db.query<{ id: string; session_id: string }>(
+    `SELECT id, session_id FROM executions WHERE status = 'running' AND started_at < $1 ORDER BY started_at LIMIT $2`,
+    [before.toISOString(), limit],
+  );
+  return rows;
+}

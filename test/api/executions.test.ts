@@ -6,6 +6,9 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseTokens } from '../../src/api/auth.ts';
 import { SshExecutor } from '../../src/adapters/ssh/executor.ts';
+import { bindingOf, commandHashOf } from '../../src/commands/execution/service.ts';
+import { runSessionCommand } from '../../src/commands/session.ts';
+import { classify, RULES_VERSION } from '../../src/domain/risk/index.ts';
 import { databases } from '../support/databases.ts';
 import { type TestServer, startTestServer } from '../support/server.ts';
 import { type SshPeer, startSshPeer } from '../support/ssh-peer.ts';
@@ -231,6 +234,30 @@ describe.each(databases)('approval expiry and the hard limit on $name', (databas
     expect(events).toContain('ApprovalExpired');
     const late = await server.request('POST', `/approvals/${res.approval_id}/approve`);
     expect(late.status).toBe(409);
+  });
+
+  it('records an execution lost with a stopped server as failed, so its command is not blocked forever', async () => {
+    const longAgo = { ...server.runtime.commandDeps, clock: () => new Date(Date.now() - 2 * 3600_000) };
+    const ctx = { actor: { role: 'agent' as const, id: 'nomos' } };
+    const command = 'cat /etc/hostname';
+    const executionId = randomUUID();
+    const target = { kind: 'host' as const, host: { slug: 'host:peer', address: peer.host.address, port: peer.host.port, user: peer.host.user, hostKey: peer.hostKey } };
+    // What a server that died mid-run leaves behind: requested and started, never finished.
+    await runSessionCommand(longAgo, session, {
+      type: 'request_execution', execution_id: executionId, target: 'host:peer', command, verdict: classify(command), rules_version: String(RULES_VERSION),
+      command_hash: commandHashOf('host:peer', command), binding: bindingOf(command, target), known_long: false, approval_ttl_ms: 60_000,
+    }, ctx);
+    await runSessionCommand(longAgo, session, { type: 'start_execution', execution_id: executionId, binding: bindingOf(command, target) }, ctx);
+    const blocked = (await server.request('POST', `/sessions/${session}/commands`, { type: 'run', target: 'host:peer', command })).body;
+    expect(blocked).toMatchObject({ status: 'refused', reason: 'already_running' });
+    await until('the stale execution in the read model', async () => ((await server.request('GET', `/executions/${executionId}`)).body.status === 'running' ? true : undefined));
+    expect(await server.runtime.executions.recoverLost()).toBe(1);
+    const lost = await until('the lost execution', async () => {
+      const r = await server.request('GET', `/executions/${executionId}`);
+      return r.body.status === 'failed' ? r.body : undefined;
+    });
+    expect(lost.error).toMatch(/^lost/);
+    expect((await server.request('POST', `/sessions/${session}/commands`, { type: 'run', target: 'host:peer', command })).body.status).toBe('succeeded');
   });
 
   it('kills a command at the hard limit and records it as timed out', async () => {

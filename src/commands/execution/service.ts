@@ -9,7 +9,7 @@ import { quoteValue } from '../../domain/risk/quote.ts';
 import type { ExecutionOutcome } from '../../domain/session/commands.ts';
 import type { RefusalReason, SessionEvent, Verdict } from '../../domain/session/events.ts';
 import { getEntity } from '../../projections/entities.ts';
-import { type ApprovalView, dueApprovals, getApproval, getExecution } from '../../projections/executions.ts';
+import { type ApprovalView, dueApprovals, getApproval, getExecution, runningSince } from '../../projections/executions.ts';
 import { loadEntity, pinHostKey, registerEntities, resolveTarget, setEntityState } from '../entity.ts';
 import { type CommandContext, type CommandDeps, runSessionCommand } from '../session.ts';
 import { type ExecHandle, type ExecResult, type ExecTarget, type Executor, ExecutorConnectError, HostKeyMismatchError } from './executor.ts';
@@ -64,6 +64,8 @@ interface Live {
 
 const SYSTEM = { role: 'system', id: 'executor' } as const;
 const APPROVAL_LOOKUP_WAIT_MS = 3_000;
+/** Beyond the hard limit, how long before a running execution nobody holds counts as lost. */
+const LOST_GRACE_MS = 60_000;
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 const sleep = (ms: number) => new Promise<null>((resolve) => setTimeout(() => resolve(null), ms));
 
@@ -177,6 +179,36 @@ export class ExecutionService {
       expired += handled.events.length;
     }
     return expired;
+  }
+
+  /**
+   * An execution still recorded as running long after the hard limit would have ended it was lost with the
+   * process that ran it (a restart): record it as failed, so its command is neither blocked as
+   * already_running nor counted as silently fine. Returns how many.
+   */
+  async recoverLost(): Promise<number> {
+    const before = new Date(this.deps.clock().getTime() - this.settings.hardLimitMs - LOST_GRACE_MS);
+    let recovered = 0;
+    for (const lost of await runningSince(this.deps.readDb, before, 100)) {
+      if (this.live.has(lost.id)) continue;
+      const outcome: ExecutionOutcome = {
+        kind: 'failed',
+        exit_code: null,
+        signal: null,
+        error: 'lost: the server running it stopped before it ended; its outcome is unknown — check the target before running it again',
+        stdout_tail: '',
+        stderr_tail: '',
+        duration_ms: 0,
+      };
+      try {
+        await runSessionCommand(this.deps, lost.session_id, { type: 'finish_execution', execution_id: lost.id, outcome }, { actor: SYSTEM });
+        recovered++;
+      } catch (error) {
+        // Another server recorded its end meanwhile: nothing was lost.
+        if (!(error instanceof RuleViolation)) throw error;
+      }
+    }
+    return recovered;
   }
 
   /** The execution as recorded, plus what a running one printed so far and whether it looks hung. */

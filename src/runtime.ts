@@ -8,7 +8,7 @@ import { pgliteDb } from './adapters/db/pglite.ts';
 import { postgresDb } from './adapters/db/postgres.ts';
 import { EsdbEventStore } from './adapters/eventstore/esdb.ts';
 import { SqlEventStore } from './adapters/eventstore/sql.ts';
-import type { CommandDeps } from './commands/session.ts';
+import type { CommandDeps } from './commands/context.ts';
 import type { Executor } from './commands/execution/executor.ts';
 import { ExecutionService } from './commands/execution/service.ts';
 import { SshExecutor } from './adapters/ssh/executor.ts';

@@ -1,7 +1,7 @@
 // Shared infrastructure decorated on the Fastify instance (through fastify-plugin, so every area plugin sees it).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import type { CommandContext } from '../commands/session.ts';
+import type { CommandContext } from '../commands/context.ts';
 import type { Runtime } from '../runtime.ts';
 import { type ApiRole, type ApiToken, type Principal, authenticate, authorize } from './auth.ts';
 

@@ -1,7 +1,6 @@
 // The fleet inventory's commands as the API and the execution layer call them: register a payload of
 // entities (all checked before any is appended, hosts before their guests), pin a host key seen at first
 // connection, change an entity's state; and read an entity, or the SSH target a command on it runs through.
-import type { CommandMetadata } from '../domain/messages.ts';
 import { NotFound, RuleViolation } from '../domain/messages.ts';
 import { type EntityCommand, type EntitySpecInput, Inventory } from '../domain/entity/commands.ts';
 import { checkParents, decide, registrationOrder } from '../domain/entity/decide.ts';
@@ -12,7 +11,7 @@ import type { EventStore } from './event-store.ts';
 import type { ExecTarget, SshHost } from './execution/executor.ts';
 import { type Decider, type Handled, handleCommand } from './handle.ts';
 import { KeyedLock } from './keyed-lock.ts';
-import type { CommandContext, CommandDeps } from './session.ts';
+import { type CommandContext, type CommandDeps, commandMetadata } from './context.ts';
 
 /** Every entity command is decided on fresh state, so a version conflict is always safe to retry. */
 const RETRIES = 10;
@@ -48,22 +47,12 @@ export interface EntityCommandReply {
   events: string[];
 }
 
-function metadata(deps: CommandDeps, ctx: CommandContext): CommandMetadata {
-  const commandId = deps.newId();
-  return {
-    commandId,
-    actor: ctx.actor,
-    correlationId: ctx.correlationId ?? commandId,
-    causationId: ctx.causationId ?? commandId,
-    now: deps.clock().toISOString(),
-  };
-}
 
 const streams = new KeyedLock();
 
 function run(deps: CommandDeps, slug: string, command: EntityCommand, ctx: CommandContext): Promise<Handled<EntityState, EntityEvent>> {
   const stream = entityStream(slug);
-  return streams.run(stream, () => handleCommand(deps.store, stream, entityDecider, command, metadata(deps, ctx), { retries: RETRIES }));
+  return streams.run(stream, () => handleCommand(deps.store, stream, entityDecider, command, commandMetadata(deps, ctx), { retries: RETRIES }));
 }
 
 /** The entity folded from its stream, and the global position of its last event (0 when it has none). */

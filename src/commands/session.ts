@@ -1,31 +1,15 @@
 // The session's commands as the API and the agent call them: build metadata, run the decider through
 // handleCommand, and shape the reply (set_goal also looks up recent unfinished sessions in the read model).
-import type { Queryable } from '../adapters/db/db.ts';
-import type { Actor, CommandMetadata } from '../domain/messages.ts';
 import type { SessionCommand } from '../domain/session/commands.ts';
 import { decide, type SessionCommandInput } from '../domain/session/decide.ts';
 import { SESSION_EVENT_VERSION, type SessionEvent, parseSessionEvent } from '../domain/session/events.ts';
 import { type SessionState, evolve, initialSessionState } from '../domain/session/state.ts';
 import { sessionStream } from '../domain/session/stream.ts';
 import { recentUnfinishedSessions } from '../projections/sessions.ts';
-import type { EventStore } from './event-store.ts';
+import { type CommandContext, type CommandDeps, commandMetadata } from './context.ts';
 import { type Decider, type Handled, handleCommand } from './handle.ts';
 import { KeyedLock } from './keyed-lock.ts';
 
-export interface CommandDeps {
-  readonly store: EventStore;
-  /** The read models, for replies that need them (set_goal's recent unfinished sessions). */
-  readonly readDb: Queryable;
-  readonly clock: () => Date;
-  readonly newId: () => string;
-}
-
-export interface CommandContext {
-  readonly actor: Actor;
-  readonly correlationId?: string;
-  /** Id of the request or event that caused the command. */
-  readonly causationId?: string;
-}
 
 /**
  * Every session command is decided on fresh state, so a version conflict (a writer in another process)
@@ -50,16 +34,6 @@ export interface CommandReply {
   [key: string]: unknown;
 }
 
-function metadata(deps: CommandDeps, ctx: CommandContext): CommandMetadata {
-  const commandId = deps.newId();
-  return {
-    commandId,
-    actor: ctx.actor,
-    correlationId: ctx.correlationId ?? commandId,
-    causationId: ctx.causationId ?? commandId,
-    now: deps.clock().toISOString(),
-  };
-}
 
 const streams = new KeyedLock();
 
@@ -71,7 +45,7 @@ export async function runSessionCommand(
   ctx: CommandContext,
 ): Promise<Handled<SessionState, SessionEvent>> {
   const stream = sessionStream(sessionId);
-  return streams.run(stream, () => handleCommand(deps.store, stream, sessionDecider, command, metadata(deps, ctx), { retries: RETRIES }));
+  return streams.run(stream, () => handleCommand(deps.store, stream, sessionDecider, command, commandMetadata(deps, ctx), { retries: RETRIES }));
 }
 
 const run = runSessionCommand;

@@ -11,7 +11,8 @@ import type { RefusalReason, SessionEvent, Verdict } from '../../domain/session/
 import { getEntity } from '../../projections/entities.ts';
 import { type ApprovalView, dueApprovals, getApproval, getExecution, runningSince } from '../../projections/executions.ts';
 import { loadEntity, pinHostKey, registerEntities, resolveTarget, setEntityState } from '../entity.ts';
-import { type CommandContext, type CommandDeps, runSessionCommand } from '../session.ts';
+import type { CommandContext, CommandDeps } from '../context.ts';
+import { runSessionCommand } from '../session.ts';
 import { type ExecHandle, type ExecResult, type ExecTarget, type Executor, ExecutorConnectError, HostKeyMismatchError } from './executor.ts';
 
 export interface ExecutionSettings {

@@ -1,0 +1,32 @@
+// What every command handler needs (the event store, the read models for replies, a clock, ids) and what
+// each command carries about its cause (who, on whose behalf, because of what).
+import type { Queryable } from '../adapters/db/db.ts';
+import type { Actor, CommandMetadata } from '../domain/messages.ts';
+import type { EventStore } from './event-store.ts';
+
+export interface CommandDeps {
+  readonly store: EventStore;
+  /** The read models, for replies that need them (set_goal's recent unfinished sessions). */
+  readonly readDb: Queryable;
+  readonly clock: () => Date;
+  readonly newId: () => string;
+}
+
+export interface CommandContext {
+  readonly actor: Actor;
+  readonly correlationId?: string;
+  /** Id of the request or event that caused the command. */
+  readonly causationId?: string;
+}
+
+/** The metadata a decider sees: a fresh command id (also the id of what it creates) and the time now. */
+export function commandMetadata(deps: CommandDeps, ctx: CommandContext): CommandMetadata {
+  const commandId = deps.newId();
+  return {
+    commandId,
+    actor: ctx.actor,
+    correlationId: ctx.correlationId ?? commandId,
+    causationId: ctx.causationId ?? commandId,
+    now: deps.clock().toISOString(),
+  };
+}

@@ -99,6 +99,9 @@ async function applyEvent(tx: Queryable, sessionId: string, e: SessionEvent, met
     case 'AssentOpened':
     case 'AssentClosed':
     case 'TurnFailed':
+    case 'TurnStarted':
+    case 'TurnCancelRequested':
+    case 'TurnEnded':
       return; // not about executions
     default: {
       const unhandled: never = e;

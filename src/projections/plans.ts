@@ -86,6 +86,9 @@ async function applyEvent(tx: Queryable, sessionId: string, e: SessionEvent, at:
     case 'ApprovalExpired':
     case 'ApprovalCancelled':
     case 'TurnFailed':
+    case 'TurnStarted':
+    case 'TurnCancelRequested':
+    case 'TurnEnded':
     case 'ExecutionRequested':
     case 'ExecutionRefused':
     case 'ExecutionStarted':

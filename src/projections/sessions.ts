@@ -218,6 +218,9 @@ async function applyEvent(tx: Queryable, id: string, e: SessionEvent, at: string
     case 'ExecutionSucceeded':
     case 'AssentOpened':
     case 'AssentClosed':
+    case 'TurnStarted':
+    case 'TurnCancelRequested':
+    case 'TurnEnded':
       return; // only last_active_at
     default: {
       const unhandled: never = e;

@@ -1,7 +1,7 @@
 // The commands a session accepts, exactly as clients send them to POST /sessions/:id/commands.
 // Imperative names; unknown fields are refused so a typo never passes silently.
 import { z } from 'zod';
-import { Outcome, type RefusalReason, type Verdict } from './events.ts';
+import { Outcome, type RefusalReason, type TurnFailureReason, type Verdict } from './events.ts';
 
 const text = z.string().min(1).max(100_000);
 
@@ -92,3 +92,10 @@ export type SessionExecutionCommand =
   | { type: 'deny'; approval_id: string; reason: string }
   | { type: 'expire_approval'; approval_id: string }
   | { type: 'open_assent'; minutes: number };
+
+/** The agent's turns: started, asked to stop, failed, ended. */
+export type SessionTurnCommand =
+  | { type: 'start_turn'; turn_id: string; trigger: 'user_message' | 'continue' | 'execution_finished' }
+  | { type: 'cancel_turn' }
+  | { type: 'fail_turn'; turn_id: string; reason: TurnFailureReason; detail: string }
+  | { type: 'end_turn'; turn_id: string; status: 'completed' | 'failed' | 'cancelled'; model_calls: number };

@@ -1,14 +1,15 @@
 // The session decider: given the folded state and one command, the events that command produces,
 // or the rule that refuses it. Plan and tool-call rules live beside it in decide-plan.ts and decide-tool-calls.ts.
 import { NotFound, RuleViolation, type CommandMetadata } from '../messages.ts';
-import type { SessionCommand, SessionExecutionCommand, SessionLifecycleCommand } from './commands.ts';
+import type { SessionCommand, SessionExecutionCommand, SessionLifecycleCommand, SessionTurnCommand } from './commands.ts';
+import { decideTurn } from './decide-turn.ts';
 import { decideExecution } from './decide-execution.ts';
 import { decideProposePlan, decideUpdatePlanStep } from './decide-plan.ts';
 import { decideToolCallCompleted, decideToolCallRequested } from './decide-tool-calls.ts';
 import type { SessionEvent } from './events.ts';
 import type { SessionState } from './state.ts';
 
-export type SessionCommandInput = SessionCommand | SessionLifecycleCommand | SessionExecutionCommand;
+export type SessionCommandInput = SessionCommand | SessionLifecycleCommand | SessionExecutionCommand | SessionTurnCommand;
 
 type CommandOf<T extends SessionCommandInput['type']> = Extract<SessionCommandInput, { type: T }>;
 
@@ -46,6 +47,11 @@ export function decide(command: SessionCommandInput, state: SessionState, meta: 
     case 'expire_approval':
     case 'open_assent':
       return decideExecution(command, state, meta);
+    case 'start_turn':
+    case 'cancel_turn':
+    case 'fail_turn':
+    case 'end_turn':
+      return decideTurn(command, state);
     case 'delete_session':
       return [{ type: 'SessionDeleted', data: { reason: command.reason } }];
     default: {

@@ -103,6 +103,12 @@ export const sessionEventSchemas = {
   /** Until `until`, config_mutation commands of this session run without asking. */
   AssentOpened: z.object({ until: z.iso.datetime({ offset: true }), minutes: z.number().int().positive() }),
   AssentClosed: z.object({ reason: z.string() }),
+  /** The agent began a turn: after a user message, by hand (continue), or by itself once an execution it waited on ended. */
+  TurnStarted: z.object({ turn_id: id, trigger: z.enum(['user_message', 'continue', 'execution_finished']) }),
+  /** Someone asked the running turn to stop; the agent stops between tool calls. */
+  TurnCancelRequested: z.object({ turn_id: id }),
+  /** The turn is over; a chat stream ends with it (SSE `done`). */
+  TurnEnded: z.object({ turn_id: id, status: z.enum(['completed', 'failed', 'cancelled']), model_calls: z.number().int().nonnegative() }),
   /** A turn ended without a usable answer. */
   TurnFailed: z.object({ reason: TurnFailureReason, detail: z.string() }),
   /** Tombstone: read models drop the session; its events stay. */

@@ -67,6 +67,8 @@ export interface SessionState {
   readonly failuresByHash: ReadonlyMap<string, number>;
   /** config_mutation runs without asking until then; null when no assent window is open. */
   readonly assentUntil: string | null;
+  /** The agent's turn in progress, if any, and whether someone asked it to stop. */
+  readonly openTurn: { readonly turnId: string; readonly cancelRequested: boolean } | null;
 }
 
 export const initialSessionState: SessionState = {
@@ -81,6 +83,7 @@ export const initialSessionState: SessionState = {
   approvals: new Map(),
   failuresByHash: new Map(),
   assentUntil: null,
+  openTurn: null,
 };
 
 function withExecution(state: SessionState, executionId: string, change: Partial<Execution>): SessionState {
@@ -193,6 +196,12 @@ export function evolve(state: SessionState, event: SessionEvent): SessionState {
       return { ...state, assentUntil: event.data.until };
     case 'AssentClosed':
       return { ...state, assentUntil: null };
+    case 'TurnStarted':
+      return { ...state, openTurn: { turnId: event.data.turn_id, cancelRequested: false } };
+    case 'TurnCancelRequested':
+      return state.openTurn?.turnId === event.data.turn_id ? { ...state, openTurn: { ...state.openTurn, cancelRequested: true } } : state;
+    case 'TurnEnded':
+      return state.openTurn?.turnId === event.data.turn_id ? { ...state, openTurn: null } : state;
     case 'TurnFailed':
       // The turn's assistant message stays current: a retry within the same turn continues it.
       return state;

@@ -124,6 +124,7 @@ describe('evolve', () => {
       ]),
       failuresByHash: new Map(),
       assentUntil: null,
+      openTurn: null,
     } satisfies SessionState);
   });
 

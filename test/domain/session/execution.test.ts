@@ -172,3 +172,23 @@ describe('open_assent', () => {
     expect(given(started).violates({ type: 'open_assent', minutes: 10_000 }).rule).toBe('assent_minutes');
   });
 });
+
+describe('turns', () => {
+  const turnStarted: SessionEvent = { type: 'TurnStarted', data: { turn_id: 't1', trigger: 'user_message' } };
+
+  it('runs one turn at a time, and ends it once', () => {
+    expect(given(started).when({ type: 'start_turn', turn_id: 't1', trigger: 'user_message' })).toEqual([turnStarted]);
+    expect(given(started, turnStarted).violates({ type: 'start_turn', turn_id: 't2', trigger: 'continue' }).rule).toBe('turn_running');
+    const ended = given(started, turnStarted).when({ type: 'end_turn', turn_id: 't1', status: 'completed', model_calls: 2 });
+    expect(ended).toEqual([{ type: 'TurnEnded', data: { turn_id: 't1', status: 'completed', model_calls: 2 } }]);
+    expect(given(started, turnStarted, ...ended).violates({ type: 'end_turn', turn_id: 't1', status: 'completed', model_calls: 2 }).rule).toBe('turn_not_running');
+    expect(given(started, turnStarted, ...ended).when({ type: 'start_turn', turn_id: 't2', trigger: 'continue' })).toHaveLength(1);
+  });
+
+  it('asks a running turn to stop once, and refuses a cancel when nothing runs', () => {
+    const cancel = given(started, turnStarted).when({ type: 'cancel_turn' });
+    expect(cancel).toEqual([{ type: 'TurnCancelRequested', data: { turn_id: 't1' } }]);
+    expect(given(started, turnStarted, ...cancel).when({ type: 'cancel_turn' })).toEqual([]);
+    expect(given(started).violates({ type: 'cancel_turn' }).rule).toBe('no_turn_running');
+  });
+});

@@ -22,6 +22,10 @@ const Env = z.object({
   NOMOS_HUNG_AFTER_MS: z.coerce.number().int().min(0).default(10_000),
   /** How often pending approvals past their TTL are recorded as expired. */
   NOMOS_SWEEP_MS: z.coerce.number().int().min(100).default(5_000),
+  /** Any OpenAI-compatible provider; without OPENAI_BASE_URL or OPENAI_API_KEY the agent is off (POST /chat: 503). */
+  OPENAI_API_KEY: z.string().min(1).optional(),
+  OPENAI_BASE_URL: z.url().optional(),
+  NOMOS_MODEL: z.string().min(1).default('gpt-4o-mini'),
 });
 
 export interface Config {
@@ -36,6 +40,8 @@ export interface Config {
   readonly sshKeyPath: string | null;
   readonly execution: ExecutionSettings;
   readonly sweepMs: number;
+  /** The model provider, or null when none is configured. */
+  readonly llm: { readonly baseURL: string | null; readonly apiKey: string; readonly model: string } | null;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -62,5 +68,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       hungAfterMs: e.NOMOS_HUNG_AFTER_MS,
     },
     sweepMs: e.NOMOS_SWEEP_MS,
+    // A local server often needs no key; OpenAI itself needs one and no base URL.
+    llm: e.OPENAI_BASE_URL || e.OPENAI_API_KEY ? { baseURL: e.OPENAI_BASE_URL ?? null, apiKey: e.OPENAI_API_KEY ?? 'none', model: e.NOMOS_MODEL } : null,
   };
 }

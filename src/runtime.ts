@@ -2,12 +2,20 @@
 // (the same database, or EventStoreDB), migrations, and the projections with their projectors.
 import { randomUUID } from 'node:crypto';
 import { mkdir, readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import type { Db } from './adapters/db/db.ts';
 import { migrate } from './adapters/db/migrate.ts';
 import { pgliteDb } from './adapters/db/pglite.ts';
 import { postgresDb } from './adapters/db/postgres.ts';
 import { EsdbEventStore } from './adapters/eventstore/esdb.ts';
 import { SqlEventStore } from './adapters/eventstore/sql.ts';
+import { Agent } from './commands/agent/agent.ts';
+import { fleetSnapshot } from './commands/agent/fleet-snapshot.ts';
+import { knowledgeTools } from './commands/agent/knowledge-tools.ts';
+import type { LlmClient } from './commands/agent/llm.ts';
+import { TurnBus } from './commands/agent/turn-bus.ts';
+import { httpReader } from './adapters/http/fetch-text.ts';
+import { OpenAiLlm } from './adapters/llm/openai.ts';
 import type { CommandDeps } from './commands/context.ts';
 import type { Executor } from './commands/execution/executor.ts';
 import { ExecutionService } from './commands/execution/service.ts';
@@ -18,11 +26,15 @@ import type { Projection } from './projections/projection.ts';
 import { Projector, ensureCheckpoint, resetProjection } from './projections/projector.ts';
 import { entitiesProjection } from './projections/entities.ts';
 import { executionsProjection } from './projections/executions.ts';
+import { knowledgeProjection } from './projections/knowledge.ts';
 import { plansProjection } from './projections/plans.ts';
 import { sessionsProjection } from './projections/sessions.ts';
 import { transcriptProjection } from './projections/transcript.ts';
 
-export const projections: readonly Projection[] = [sessionsProjection, transcriptProjection, plansProjection, entitiesProjection, executionsProjection];
+/** The agent's persona and working rules, shipped with the code. */
+const SYSTEM_PROMPT = fileURLToPath(new URL('../prompts/system.md', import.meta.url));
+
+export const projections: readonly Projection[] = [sessionsProjection, transcriptProjection, plansProjection, entitiesProjection, executionsProjection, knowledgeProjection];
 
 export interface Runtime {
   readonly db: Db;
@@ -30,6 +42,9 @@ export interface Runtime {
   readonly projections: readonly Projection[];
   readonly commandDeps: CommandDeps;
   readonly executions: ExecutionService;
+  readonly bus: TurnBus;
+  /** Null when no model provider is configured: POST /chat then answers 503. */
+  readonly agent: Agent | null;
   readonly description: { eventStore: string; readModels: string };
   startProjectors(onError?: (projection: string, error: unknown) => void): void;
   /** Every `everyMs` until close: records approvals past their TTL as expired, and executions lost with a stopped server as failed. */
@@ -43,8 +58,8 @@ export async function openDb(config: Config): Promise<Db> {
   return pgliteDb(config.dataDir);
 }
 
-/** Opens everything from configuration; tests may pass a fresh db, a clock or an executor of their own. */
-export async function openRuntime(config: Config, given?: { db?: Db; clock?: () => Date; executor?: Executor }): Promise<Runtime> {
+/** Opens everything from configuration; tests may pass a fresh db, a clock, an executor or a model client of their own. */
+export async function openRuntime(config: Config, given?: { db?: Db; clock?: () => Date; executor?: Executor; llm?: LlmClient }): Promise<Runtime> {
   const db = given?.db ?? (await openDb(config));
   await migrate(db);
   const store: EventStore = config.eventStoreUrl ? new EsdbEventStore(config.eventStoreUrl) : new SqlEventStore(db);
@@ -57,6 +72,22 @@ export async function openRuntime(config: Config, given?: { db?: Db; clock?: () 
   const commandDeps: CommandDeps = { store, readDb: db, clock: given?.clock ?? (() => new Date()), newId: randomUUID };
   const executor = given?.executor ?? (config.sshKeyPath ? new SshExecutor({ privateKey: await readFile(config.sshKeyPath) }) : null);
   const executions = new ExecutionService(commandDeps, executor, config.execution, (message, error) => console.error(`nomos: ${message}:`, error));
+  const bus = new TurnBus();
+  const llm = given?.llm ?? (config.llm ? new OpenAiLlm({ apiKey: config.llm.apiKey, model: config.llm.model, ...(config.llm.baseURL && { baseURL: config.llm.baseURL }) }) : null);
+  const agent = llm
+    ? new Agent(
+        commandDeps,
+        llm,
+        { deps: commandDeps, readDb: db, executions, web: httpReader(), model: config.llm?.model ?? 'custom', knowledge: knowledgeTools(commandDeps, db) },
+        {
+          systemPrompt: await readFile(SYSTEM_PROMPT, 'utf8'),
+          fleetSnapshot: () => fleetSnapshot(db),
+          publishToken: (sessionId, text) => bus.publish(sessionId, text),
+          log: (message, error) => console.error(`nomos agent: ${message}:`, error),
+        },
+      )
+    : null;
+  if (agent) executions.onFinished((executionId) => agent.executionFinished(executionId));
   let sweeper: NodeJS.Timeout | null = null;
   return {
     db,
@@ -64,6 +95,8 @@ export async function openRuntime(config: Config, given?: { db?: Db; clock?: () 
     projections,
     commandDeps,
     executions,
+    bus,
+    agent,
     description: {
       eventStore: config.eventStoreUrl ? 'eventstoredb' : db.kind,
       readModels: db.kind === 'pglite' ? `pglite (${config.dataDir})` : 'postgres',
@@ -84,6 +117,7 @@ export async function openRuntime(config: Config, given?: { db?: Db; clock?: () 
     },
     async close() {
       if (sweeper) clearInterval(sweeper);
+      await agent?.close();
       await executions.close();
       await executor?.close();
       await Promise.all(projectors.map((p) => p.stop()));

@@ -6,10 +6,13 @@ import type { Runtime } from '../runtime.ts';
 import type { ApiToken } from './auth.ts';
 import { nomosContext } from './context.ts';
 import { entitiesApi } from './entities.ts';
+import { chatApi } from './chat.ts';
 import { registerErrorHandling } from './errors.ts';
+import { knowledgeApi } from './knowledge.ts';
 import { executionsApi } from './executions.ts';
 import { operationsApi } from './operations.ts';
 import { sessionsApi } from './sessions.ts';
+import { streamApi } from './stream.ts';
 
 export interface AppOptions {
   readonly runtime: Runtime;
@@ -25,6 +28,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     logger: options.logger ?? false,
     bodyLimit: options.bodyLimit ?? 1_048_576,
     genReqId: () => randomUUID(),
+    // Event streams and keep-alive sockets would hold close() open: end them (clients resume by Last-Event-ID).
+    forceCloseConnections: true,
     // Query strings are flat here: a repeated key is refused by the schema rather than merged.
     routerOptions: { ignoreTrailingSlash: true },
   }).withTypeProvider<ZodTypeProvider>();
@@ -36,6 +41,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(operationsApi);
   await app.register(entitiesApi);
   await app.register(executionsApi);
+  await app.register(chatApi);
+  await app.register(knowledgeApi);
+  await app.register(streamApi(options.runtime.bus));
   await app.ready();
   return app;
 }

@@ -4,6 +4,7 @@ import { migrate } from '../adapters/db/migrate.ts';
 import { loadConfig } from '../config.ts';
 import { classify } from '../domain/risk/index.ts';
 import { openDb, projections as allProjections } from '../runtime.ts';
+import { chatCommand } from './chat.ts';
 import { claimDataDir } from './data-dir-lock.ts';
 import { fleetCommand } from './fleet.ts';
 import { rebuildCommand, statusCommand } from './projections.ts';
@@ -44,6 +45,7 @@ projections
   .action(async () => statusCommand(loadConfig()));
 
 program.addCommand(fleetCommand());
+program.addCommand(chatCommand());
 
 program
   .command('classify')

@@ -1,10 +1,19 @@
 // The fleet inventory's commands as the API and the execution layer call them: register a payload of
 // entities (all checked before any is appended, hosts before their guests), pin a host key seen at first
 // connection, change an entity's state; and read an entity, or the SSH target a command on it runs through.
+import type { z } from 'zod';
 import { NotFound, RuleViolation } from '../domain/messages.ts';
-import { type EntityCommand, type EntitySpecInput, Inventory } from '../domain/entity/commands.ts';
+import { AttributesUpdate, type EntityCommand, type EntitySpecInput, Inventory, RelationshipSpec } from '../domain/entity/commands.ts';
 import { checkParents, decide, registrationOrder } from '../domain/entity/decide.ts';
-import { ENTITY_EVENT_VERSION, type EntityEvent, type EntityLifecycle, EntityType, hostKeyProblem, parseEntityEvent } from '../domain/entity/events.ts';
+import {
+  ENTITY_EVENT_VERSION,
+  type EntityEvent,
+  type EntityLifecycle,
+  EntitySlug,
+  EntityType,
+  hostKeyProblem,
+  parseEntityEvent,
+} from '../domain/entity/events.ts';
 import { type Entity, type EntityState, evolve, initialEntityState } from '../domain/entity/state.ts';
 import { entityStream } from '../domain/entity/stream.ts';
 import type { EventStore } from './event-store.ts';
@@ -119,6 +128,55 @@ export async function setEntityState(
   ctx: CommandContext,
 ): Promise<EntityCommandReply> {
   return reply(slug, await run(deps, slug, { type: 'set_entity_state', slug, state, reason }, ctx));
+}
+
+/** Why input a caller sent does not pass `schema`, naming each field, as RuleViolation `rule`. */
+function parseOrRefuse<T extends z.ZodType>(schema: T, value: unknown, rule: string): z.infer<T> {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  throw new RuleViolation(rule, parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
+}
+
+/** A slug that could be in the inventory; anything else (pool:ludo-lvm, a typo) never is. */
+function inventorySlug(slug: string): string {
+  if (!EntitySlug.safeParse(slug).success) {
+    throw new NotFound('entity', `${slug} is not in the inventory: it holds hosts, containers and VMs (host:NAME, lxc:NAME, vm:NAME)`, 'unknown_entity');
+  }
+  return slug;
+}
+
+/**
+ * Records facts about an entity, merged into its attributes: each key given is set, a null value removes
+ * the key. Keys already holding the same value append nothing. NotFound unknown_entity for a slug not in
+ * the inventory; RuleViolation invalid_attributes for a malformed map, too_many_attributes past the cap.
+ */
+export async function updateEntityAttributes(
+  deps: CommandDeps,
+  slug: string,
+  attributes: Record<string, unknown>,
+  ctx: CommandContext,
+): Promise<EntityCommandReply> {
+  const update = parseOrRefuse(AttributesUpdate, { attributes }, 'invalid_attributes');
+  return reply(slug, await run(deps, inventorySlug(slug), { type: 'update_entity_attributes', slug, attributes: update.attributes }, ctx));
+}
+
+/**
+ * Records `from type to` on the from entity's stream (host:strong exports_to vm:zimaos). Both must be in the
+ * inventory (NotFound unknown_entity, and nothing appended); the same relationship again appends nothing.
+ * The type is a short lowercase word; "Depends-On" is read as depends_on.
+ */
+export async function createRelationship(
+  deps: CommandDeps,
+  input: { from: string; to: string; type: string },
+  ctx: CommandContext,
+): Promise<EntityCommandReply> {
+  const from = inventorySlug(input.from);
+  const spec = parseOrRefuse(RelationshipSpec, { to: inventorySlug(input.to), type: input.type }, 'invalid_relationship');
+  // The from entity is checked by its decider; `to` lives on another stream, so it is looked up here.
+  if ((await loadEntity(deps.store, spec.to)) === null) {
+    throw new NotFound('entity', `${spec.to} is not in the inventory; register it first (POST /entities)`, 'unknown_entity');
+  }
+  return reply(from, await run(deps, from, { type: 'create_relationship', slug: from, to: spec.to, relationship: spec.type }, ctx));
 }
 
 /** An entity a command may run on: registered and not destroyed. */

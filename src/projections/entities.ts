@@ -1,9 +1,12 @@
-// The entities read model: the fleet inventory, one row per host, container or VM, and the queries that read it.
+// The entities read model: the fleet inventory, one row per host, container or VM, the relationships
+// between them, and the queries that read it.
 //
-//   EntityRegistered    inserts the row (created_at)
-//   EntityUpdated       sets the fields that changed
-//   HostKeyPinned       host_key and who pinned it
-//   EntityStateChanged  state
+//   EntityRegistered         inserts the row (created_at)
+//   EntityUpdated            sets the fields that changed
+//   HostKeyPinned            host_key and who pinned it
+//   EntityStateChanged       state
+//   EntityAttributesUpdated  merges into attributes (null removes a key)
+//   RelationshipCreated      an entity_relations row from the stream's entity
 // Each one moves updated_at.
 import { z } from 'zod';
 import type { Queryable } from '../adapters/db/db.ts';
@@ -20,7 +23,8 @@ import { entitySlugOf } from '../domain/entity/stream.ts';
 import type { Projection } from './projection.ts';
 import { occurredAt, pgJson } from './rows.ts';
 
-const TABLES_VERSION = 1;
+// 2: entity_relations, attributes updates.
+const TABLES_VERSION = 2;
 
 // ---- the projection ----
 
@@ -58,6 +62,22 @@ async function applyEvent(tx: Queryable, slug: string, e: EntityEvent, at: strin
     case 'EntityStateChanged':
       await tx.query('UPDATE entities SET state = $2, updated_at = $3 WHERE slug = $1', [slug, e.data.to, at]);
       return;
+    case 'EntityAttributesUpdated': {
+      const entries = Object.entries(e.data.attributes);
+      const set = Object.fromEntries(entries.filter(([, value]) => value !== null));
+      const removed = entries.filter(([, value]) => value === null).map(([key]) => key);
+      await tx.query('UPDATE entities SET attributes = (attributes || $2::jsonb) - $3::text[], updated_at = $4 WHERE slug = $1', [slug, pgJson(set), removed, at]);
+      return;
+    }
+    case 'RelationshipCreated':
+      await tx.query('INSERT INTO entity_relations (from_slug, to_slug, type, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING', [
+        slug,
+        e.data.to,
+        e.data.type,
+        at,
+      ]);
+      await tx.query('UPDATE entities SET updated_at = $2 WHERE slug = $1', [slug, at]);
+      return;
     default: {
       const unhandled: never = e;
       throw new Error(`entities projection: unhandled event ${JSON.stringify(unhandled)}`);
@@ -68,7 +88,7 @@ async function applyEvent(tx: Queryable, slug: string, e: EntityEvent, at: strin
 export const entitiesProjection: Projection = {
   name: 'entities',
   version: TABLES_VERSION,
-  tables: ['entities'],
+  tables: ['entity_relations', 'entities'],
   handles: new Set(Object.keys(entityEventSchemas)),
   async apply(tx, event) {
     const slug = entitySlugOf(event.streamName);
@@ -145,4 +165,33 @@ export async function getEntity(db: Queryable, slug: string): Promise<EntityView
   if (entity.type !== 'host') return entity;
   const children = await db.query<{ slug: string }>('SELECT slug FROM entities WHERE parent = $1 ORDER BY slug', [slug]);
   return { ...entity, children: children.rows.map((r) => r.slug) };
+}
+
+export interface Relations {
+  /** `slug type to`: explicit relationships from this entity, and `hosts` for each guest of a host. */
+  outgoing: Array<{ to: string; type: string }>;
+  /** `from type slug`: explicit relationships to this entity, and `hosts` from a guest's host. */
+  incoming: Array<{ from: string; type: string }>;
+}
+
+/**
+ * What an entity relates to, both ways, each by type then slug; null for a slug not in the inventory. The
+ * host → guest relation is implicit in a guest's parent and listed as `hosts` (destroyed guests included,
+ * as in a host's children); recorded explicitly as well, it is listed once.
+ */
+export async function getRelations(db: Queryable, slug: string): Promise<Relations | null> {
+  const entity = await getEntity(db, slug);
+  if (entity === null) return null;
+  const { rows } = await db.query<{ from_slug: string; to_slug: string; type: string }>(
+    `SELECT from_slug, to_slug, type FROM entity_relations WHERE from_slug = $1
+     UNION SELECT $2::text, slug, 'hosts' FROM entities WHERE parent = $1
+     UNION SELECT parent, $2::text, 'hosts' FROM entities WHERE slug = $1 AND parent IS NOT NULL
+     UNION SELECT from_slug, to_slug, type FROM entity_relations WHERE to_slug = $1
+     ORDER BY type, from_slug, to_slug`,
+    [slug, slug],
+  );
+  return {
+    outgoing: rows.filter((r) => r.from_slug === slug).map((r) => ({ to: r.to_slug, type: r.type })),
+    incoming: rows.filter((r) => r.to_slug === slug).map((r) => ({ from: r.from_slug, type: r.type })),
+  };
 }

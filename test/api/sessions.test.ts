@@ -231,7 +231,7 @@ describe.each(databases)('sessions API on $name', (database) => {
     const health = await server.request('GET', '/healthz');
     expect(health.body.status).toBe('ok');
     const proj = await server.request('GET', '/projections');
-    expect(proj.body.projections.map((p: any) => p.name).sort()).toEqual(['entities', 'executions', 'plans', 'sessions', 'transcript']);
+    expect(proj.body.projections.map((p: any) => p.name).sort()).toEqual(['entities', 'executions', 'knowledge', 'plans', 'sessions', 'transcript']);
     for (const p of proj.body.projections) expect(p).toMatchObject({ version: expect.any(Number), position: expect.any(Number), lag: expect.any(Number) });
   });
 });

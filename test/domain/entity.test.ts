@@ -1,7 +1,14 @@
 // The entity decider: given events → when command → then events (or the rule it breaks), plus the payload
 // rules (parents, order) and the inventory schema a payload must pass before anything is decided.
 import { describe, expect, it } from 'vitest';
-import { type EntityCommand, type EntitySpec, EntitySpec as EntitySpecSchema, InventoryPayload } from '../../src/domain/entity/commands.ts';
+import {
+  AttributesUpdate,
+  type EntityCommand,
+  type EntitySpec,
+  EntitySpec as EntitySpecSchema,
+  InventoryPayload,
+  RelationshipSpec,
+} from '../../src/domain/entity/commands.ts';
 import { checkParents, decide, registrationOrder } from '../../src/domain/entity/decide.ts';
 import { type EntityEvent, hostKeyProblem } from '../../src/domain/entity/events.ts';
 import { type EntityState, evolve, initialEntityState } from '../../src/domain/entity/state.ts';
@@ -196,7 +203,73 @@ describe('evolve', () => {
       hostKey: KEY_A,
       hostKeyPinnedBy: 'first_connection',
       attributes: { rack: 'a' },
+      relationships: [],
     });
+  });
+
+  it('merges attributes updates and adds relationships', () => {
+    const state = fold(
+      rcloneRegistered,
+      { type: 'EntityAttributesUpdated', data: { attributes: { os: 'debian 12', tier: 2 } } },
+      { type: 'EntityAttributesUpdated', data: { attributes: { role: null, tier: 3 } } },
+      { type: 'RelationshipCreated', data: { to: 'host:strong', type: 'backs_up' } },
+    );
+    expect(state?.attributes).toEqual({ os: 'debian 12', tier: 3 });
+    expect(state?.relationships).toEqual([{ to: 'host:strong', type: 'backs_up' }]);
+  });
+});
+
+describe('update_entity_attributes', () => {
+  const update = (attributes: Record<string, unknown>, slug = 'lxc:rclone'): EntityCommand => ({
+    type: 'update_entity_attributes',
+    slug,
+    attributes: AttributesUpdate.parse({ attributes }).attributes,
+  });
+
+  it('records only the keys that change, null for a key removed', () => {
+    expect(given(rcloneRegistered).when(update({ role: 'backup', kernel: '6.8.12', gone: null, mounts: ['/mnt/a'] }))).toEqual([
+      { type: 'EntityAttributesUpdated', data: { attributes: { kernel: '6.8.12', mounts: ['/mnt/a'] } } },
+    ]);
+    expect(given(rcloneRegistered).when(update({ role: null }))).toEqual([{ type: 'EntityAttributesUpdated', data: { attributes: { role: null } } }]);
+  });
+
+  it('decides nothing when every key already holds its value, or is already absent', () => {
+    const withFacts = given(rcloneRegistered, { type: 'EntityAttributesUpdated', data: { attributes: { disk: { size: '32G', pool: 'ludo' } } } });
+    expect(withFacts.when(update({ disk: { pool: 'ludo', size: '32G' }, role: 'backup', never: null }))).toEqual([]);
+    expect(given(rcloneRegistered).when(update({}))).toEqual([]);
+  });
+
+  it('refuses an unknown entity, and a merge past the cap on keys', () => {
+    expect((given().refuses(update({ a: 1 }, 'lxc:nope')) as NotFound).code).toBe('unknown_entity');
+    const many = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`k${i}`, i]));
+    const refusal = given(rcloneRegistered).refuses(update(many));
+    expect((refusal as RuleViolation).rule).toBe('too_many_attributes');
+    expect(refusal.message).toMatch(/101 attributes/);
+  });
+});
+
+describe('create_relationship', () => {
+  const relate = (to: string, relationship = 'backs_up', slug = 'lxc:rclone'): EntityCommand => ({ type: 'create_relationship', slug, to, relationship });
+
+  it('records the relationship from this entity', () => {
+    expect(given(rcloneRegistered).when(relate('host:strong'))).toEqual([{ type: 'RelationshipCreated', data: { to: 'host:strong', type: 'backs_up' } }]);
+  });
+
+  it('decides nothing for the same relationship again, but records another type to the same entity', () => {
+    const related = given(rcloneRegistered, { type: 'RelationshipCreated', data: { to: 'host:strong', type: 'backs_up' } });
+    expect(related.when(relate('host:strong'))).toEqual([]);
+    expect(related.when(relate('host:strong', 'mounts'))).toEqual([{ type: 'RelationshipCreated', data: { to: 'host:strong', type: 'mounts' } }]);
+  });
+
+  it('refuses an unknown entity and a relationship to itself', () => {
+    expect((given().refuses(relate('host:strong', 'hosts', 'host:nope')) as NotFound).code).toBe('unknown_entity');
+    expect((given(rcloneRegistered).refuses(relate('lxc:rclone')) as RuleViolation).rule).toBe('self_relationship');
+  });
+
+  it('reads a relationship type as a lowercase word', () => {
+    expect(RelationshipSpec.parse({ to: 'host:strong', type: ' Depends-On ' })).toEqual({ to: 'host:strong', type: 'depends_on' });
+    expect(RelationshipSpec.safeParse({ to: 'host:strong', type: 'exports to!' }).success).toBe(false);
+    expect(RelationshipSpec.safeParse({ to: 'pool:ludo', type: 'mounts' }).success).toBe(false);
   });
 });
 

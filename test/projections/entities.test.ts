@@ -6,7 +6,7 @@ import type { Db } from '../../src/adapters/db/db.ts';
 import type { StoredEvent } from '../../src/commands/event-store.ts';
 import { type EntityEventOf, type EntityEventType, parseEntityEvent } from '../../src/domain/entity/events.ts';
 import { entityStream } from '../../src/domain/entity/stream.ts';
-import { entitiesProjection, getEntity, listEntities } from '../../src/projections/entities.ts';
+import { entitiesProjection, getEntity, getRelations, listEntities } from '../../src/projections/entities.ts';
 import { databases, type TestDb } from '../support/databases.ts';
 import { applyEvents } from './feed.ts';
 
@@ -110,6 +110,48 @@ describe.each(databases)('entities projection on $name', (database) => {
     expect(await slugs({ state: 'destroyed' })).toEqual(['host:weak']);
     expect(await slugs({ type: 'lxc', state: 'provisioning' })).toEqual(['lxc:fresh']);
     expect((await getEntity(db, 'host:third'))?.children).toEqual(['lxc:fresh', 'vm:zimaos']);
+  });
+
+  it('merges an attributes update into the row, removing the keys set to null', async () => {
+    await project(stored('lxc:rclone', 'EntityAttributesUpdated', { attributes: { kernel: '6.8.12', mounts: ['/mnt/library'] } }));
+    const removed = stored('lxc:rclone', 'EntityAttributesUpdated', { attributes: { os: null, kernel: '6.8.14' } });
+    await project(removed);
+    expect(await getEntity(db, 'lxc:rclone')).toMatchObject({ attributes: { kernel: '6.8.14', mounts: ['/mnt/library'] }, updated_at: removed.recordedAt });
+  });
+
+  it('holds relationships both ways, with the host → guest one from each guest\'s parent', async () => {
+    await project(
+      stored('host:strong', 'RelationshipCreated', { to: 'vm:zimaos', type: 'exports_to' }),
+      stored('lxc:rclone', 'RelationshipCreated', { to: 'host:strong', type: 'backs_up' }),
+      // Recorded explicitly as well as implied by the parent: listed once.
+      stored('host:third', 'RelationshipCreated', { to: 'vm:zimaos', type: 'hosts' }),
+    );
+    expect(await getRelations(db, 'vm:zimaos')).toEqual({
+      outgoing: [],
+      incoming: [
+        { from: 'host:strong', type: 'exports_to' },
+        { from: 'host:third', type: 'hosts' },
+      ],
+    });
+    expect(await getRelations(db, 'host:third')).toEqual({
+      outgoing: [
+        { to: 'lxc:fresh', type: 'hosts' },
+        { to: 'vm:zimaos', type: 'hosts' },
+      ],
+      incoming: [],
+    });
+    expect(await getRelations(db, 'lxc:rclone')).toEqual({
+      outgoing: [{ to: 'host:strong', type: 'backs_up' }],
+      incoming: [{ from: 'host:strong', type: 'hosts' }],
+    });
+    expect(await getRelations(db, 'host:strong')).toEqual({
+      outgoing: [
+        { to: 'vm:zimaos', type: 'exports_to' },
+        { to: 'lxc:rclone', type: 'hosts' },
+      ],
+      incoming: [{ from: 'lxc:rclone', type: 'backs_up' }],
+    });
+    expect(await getRelations(db, 'lxc:nothing')).toBeNull();
   });
 
   it('follows a guest that moves to another host', async () => {

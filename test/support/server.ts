@@ -19,11 +19,18 @@ export interface TestServer {
 
 export async function startTestServer(
   database: TestDatabase,
-  options: { readWaitMs?: number; bodyLimit?: number; tokens?: readonly ApiToken[]; executor?: Executor; execution?: Partial<ExecutionSettings> } = {},
+  options: {
+    readWaitMs?: number;
+    bodyLimit?: number;
+    tokens?: readonly ApiToken[];
+    executor?: Executor;
+    execution?: Partial<ExecutionSettings>;
+    llm?: { baseURL: string; apiKey: string; model: string };
+  } = {},
 ): Promise<TestServer> {
   const testDb: TestDb = await database.open();
   const defaults = loadConfig({});
-  const config = { ...defaults, execution: { ...defaults.execution, ...options.execution } };
+  const config = { ...defaults, execution: { ...defaults.execution, ...options.execution }, llm: options.llm ?? null };
   const runtime = await openRuntime(config, { db: testDb.db, ...(options.executor && { executor: options.executor }) });
   runtime.startProjectors();
   const app = await buildApp({ runtime, readWaitMs: options.readWaitMs ?? 5_000, bodyLimit: options.bodyLimit ?? 1_048_576, tokens: options.tokens ?? [] });
@@ -49,9 +56,14 @@ export async function startTestServer(
       return { status: res.status, body: parsed, headers: res.headers };
     },
     async close() {
+      const t = Date.now();
+      const step = (name: string) => process.env.NOMOS_DEBUG_CLOSE && console.log(`close: ${name} after ${Date.now() - t} ms`);
       await app.close();
+      step('app');
       await runtime.close();
+      step('runtime');
       await testDb.close();
+      step('db');
     },
   };
 }

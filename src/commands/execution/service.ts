@@ -84,6 +84,7 @@ export function commandHashOf(target: string, command: string): string {
 export class ExecutionService {
   private readonly live = new Map<string, Live>();
   private readonly settling = new Set<Promise<unknown>>();
+  private readonly finishedListeners: Array<(executionId: string) => Promise<void>> = [];
 
   constructor(
     private readonly deps: CommandDeps,
@@ -244,6 +245,11 @@ export class ExecutionService {
     }
   }
 
+  /** Called after an execution's end is recorded (the agent continues a session that waited on it). */
+  onFinished(listener: (executionId: string) => Promise<void>): void {
+    this.finishedListeners.push(listener);
+  }
+
   /** Waits until every execution started by this service has been recorded as finished (tests, shutdown). */
   async settled(): Promise<void> {
     while (this.settling.size > 0) await Promise.allSettled([...this.settling]);
@@ -307,6 +313,7 @@ export class ExecutionService {
         : { kind: 'failed', exit_code: result.exitCode, signal: result.signal, error: null, ...tails };
     const handled = await runSessionCommand(this.deps, sessionId, { type: 'finish_execution', execution_id: executionId, outcome }, { ...ctx, actor: SYSTEM });
     if (outcome.kind === 'succeeded' && target.kind === 'host') await this.followInventory(target, verdict, ctx);
+    for (const listener of this.finishedListeners) void listener(executionId).catch((error: unknown) => this.log(`after execution ${executionId}`, error));
     return {
       execution_id: executionId,
       target: slug,

@@ -1,7 +1,7 @@
 // The inventory's commands: an entity as operators declare it (POST /entities, `nomos fleet import`) and the
 // commands the execution layer sends when it learns something about a host or a guest.
 import { z } from 'zod';
-import { Attributes, EntityLifecycle, HostKey, PveId, SshAddress, SshPort, SshUser, slugOfType } from './events.ts';
+import { Attributes, EntityLifecycle, EntitySlug, HostKey, PveId, RelationshipType, SshAddress, SshPort, SshUser, slugOfType } from './events.ts';
 
 const common = {
   /** Omitted on a re-registration: the state stays as it is (a destroyed guest is not revived by an old file). */
@@ -54,9 +54,26 @@ export const InventoryPayload = z.preprocess(
   Inventory,
 );
 
+/** update_entity_attributes: the keys to set, and null for each key to remove. */
+export const AttributesUpdate = z.strictObject({ attributes: Attributes });
+
+/** "Depends-On " and "depends_on" name one relationship type. */
+const RelationshipTypeInput = z
+  .string()
+  .max(100)
+  .transform((s) => s.trim().toLowerCase().replace(/[\s-]+/g, '_'))
+  .pipe(RelationshipType);
+
+/** create_relationship, seen from the entity it starts at: `from type to`. */
+export const RelationshipSpec = z.strictObject({ to: EntitySlug, type: RelationshipTypeInput });
+export type RelationshipSpec = z.infer<typeof RelationshipSpec>;
+
 /** Commands on one entity stream. Slugs are carried for the refusals' messages. */
 export type EntityCommand =
   | { type: 'register_entity'; entity: EntitySpec }
   /** The key an SSH connection saw, as "TYPE BASE64". */
   | { type: 'pin_host_key'; slug: string; host_key: string }
-  | { type: 'set_entity_state'; slug: string; state: EntityLifecycle; reason: string };
+  | { type: 'set_entity_state'; slug: string; state: EntityLifecycle; reason: string }
+  | { type: 'update_entity_attributes'; slug: string; attributes: Attributes }
+  /** `to` is known to be in the inventory: the command layer looked before sending this. */
+  | { type: 'create_relationship'; slug: string; to: string; relationship: RelationshipType };

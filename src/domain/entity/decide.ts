@@ -3,8 +3,8 @@
 // it, the rules a whole inventory payload must pass before anything is appended.
 import { NotFound, RuleViolation } from '../messages.ts';
 import type { EntityCommand, EntitySpec } from './commands.ts';
-import { type EntityEvent, type EntityEventOf, parseSlug } from './events.ts';
-import type { Entity, EntityState } from './state.ts';
+import { type Attributes, type EntityEvent, type EntityEventOf, MAX_ATTRIBUTE_KEYS, parseSlug } from './events.ts';
+import { type Entity, type EntityState, mergeAttributes } from './state.ts';
 
 type CommandOf<T extends EntityCommand['type']> = Extract<EntityCommand, { type: T }>;
 
@@ -16,6 +16,10 @@ export function decide(command: EntityCommand, state: EntityState): EntityEvent[
       return decidePinHostKey(command, requireEntity(state, command.slug));
     case 'set_entity_state':
       return decideSetState(command, requireEntity(state, command.slug));
+    case 'update_entity_attributes':
+      return decideUpdateAttributes(command, requireEntity(state, command.slug));
+    case 'create_relationship':
+      return decideCreateRelationship(command, requireEntity(state, command.slug));
     default: {
       const unhandled: never = command;
       throw new Error(`decide: unhandled entity command ${JSON.stringify(unhandled)}`);
@@ -98,6 +102,26 @@ function decideSetState(command: CommandOf<'set_entity_state'>, entity: Entity):
     throw new RuleViolation('entity_destroyed', `${entity.slug} is destroyed; register it again (POST /entities) to bring it back`);
   }
   return [{ type: 'EntityStateChanged', data: { from: entity.state, to: command.state, reason: command.reason } }];
+}
+
+/** Attributes merged: only keys whose value changes (or that go) are recorded; none → no event. */
+function decideUpdateAttributes(command: CommandOf<'update_entity_attributes'>, entity: Entity): EntityEvent[] {
+  const changes: Attributes = {};
+  for (const [key, value] of Object.entries(command.attributes)) {
+    if (value === null ? Object.hasOwn(entity.attributes, key) : !sameJson(entity.attributes[key], value)) changes[key] = value;
+  }
+  if (Object.keys(changes).length === 0) return [];
+  const count = Object.keys(mergeAttributes(entity.attributes, changes)).length;
+  if (count > MAX_ATTRIBUTE_KEYS) {
+    throw new RuleViolation('too_many_attributes', `${entity.slug} would hold ${count} attributes, at most ${MAX_ATTRIBUTE_KEYS}; remove some (a null value removes a key)`);
+  }
+  return [{ type: 'EntityAttributesUpdated', data: { attributes: changes } }];
+}
+
+function decideCreateRelationship(command: CommandOf<'create_relationship'>, entity: Entity): EntityEvent[] {
+  if (command.to === entity.slug) throw new RuleViolation('self_relationship', `${entity.slug} cannot relate to itself`);
+  if (entity.relationships.some((r) => r.to === command.to && r.type === command.relationship)) return [];
+  return [{ type: 'RelationshipCreated', data: { to: command.to, type: command.relationship } }];
 }
 
 function abbreviate(hostKey: string): string {

@@ -73,6 +73,8 @@ export const HostKey = z
 /** Proxmox VMID of a container or VM. */
 export const PveId = z.number().int().min(1, 'pve_id must be a positive integer').max(999_999_999);
 
+export const MAX_ATTRIBUTE_KEYS = 100;
+
 /** Attribute values are JSON; deeper nesting than this is refused (an attribute is a fact, not a document). */
 export const MAX_ATTRIBUTE_DEPTH = 8;
 
@@ -82,12 +84,18 @@ function depthExceeds(value: unknown, limit: number): boolean {
   return Object.values(value).some((v) => depthExceeds(v, limit - 1));
 }
 
-/** A flat map of named facts (string → JSON); an update replaces the whole map. */
+/** A flat map of named facts (string → JSON); a registration replaces the whole map, an attributes update merges into it. */
 export const Attributes = z
   .record(z.string().min(1).max(100), z.json())
-  .refine((v) => Object.keys(v).length <= 100, 'attributes hold at most 100 keys')
+  .refine((v) => Object.keys(v).length <= MAX_ATTRIBUTE_KEYS, `attributes hold at most ${MAX_ATTRIBUTE_KEYS} keys`)
   .refine((v) => !depthExceeds(v, MAX_ATTRIBUTE_DEPTH), `attributes nest deeper than ${MAX_ATTRIBUTE_DEPTH} levels`);
 export type Attributes = z.infer<typeof Attributes>;
+
+/** How one entity relates to another: a short lowercase word such as hosts, mounts, depends_on, backs_up, exports_to. */
+export const RelationshipType = z
+  .string()
+  .regex(/^[a-z][a-z0-9_]{0,49}$/, 'type must be a short lowercase word (letters, digits, "_"), e.g. hosts, mounts, depends_on');
+export type RelationshipType = z.infer<typeof RelationshipType>;
 
 export const SshConnection = z.object({ host: SshAddress, port: SshPort, user: SshUser });
 export type SshConnection = z.infer<typeof SshConnection>;
@@ -115,6 +123,10 @@ export const entityEventSchemas = {
   }),
   HostKeyPinned: z.object({ host_key: HostKey, pinned_by: PinnedBy, previous_host_key: HostKey.nullable() }),
   EntityStateChanged: z.object({ from: EntityLifecycle, to: EntityLifecycle, reason: z.string() }),
+  /** Facts recorded about the entity, merged into its attributes: the keys that changed, null for a key removed. */
+  EntityAttributesUpdated: z.object({ attributes: Attributes }),
+  /** This entity (the stream's) relates to `to`: `from type to`, e.g. host:strong exports_to vm:zimaos. */
+  RelationshipCreated: z.object({ to: EntitySlug, type: RelationshipType }),
 } as const;
 
 export const ENTITY_EVENT_VERSION = 1;

@@ -1,6 +1,12 @@
 // An entity folded from its stream: what the deciders compare a re-registration against, and what the
 // execution layer reads to reach it. null until the entity is registered.
-import type { Attributes, EntityEvent, EntityLifecycle, EntityType, PinnedBy, SshConnection } from './events.ts';
+import type { Attributes, EntityEvent, EntityLifecycle, EntityType, PinnedBy, RelationshipType, SshConnection } from './events.ts';
+
+/** An explicit relationship from this entity; the implicit host → guest one is its `parent`. */
+export interface Relationship {
+  readonly to: string;
+  readonly type: RelationshipType;
+}
 
 export interface Entity {
   readonly slug: string;
@@ -13,6 +19,7 @@ export interface Entity {
   readonly hostKey: string | null;
   readonly hostKeyPinnedBy: PinnedBy | null;
   readonly attributes: Attributes;
+  readonly relationships: readonly Relationship[];
 }
 
 export type EntityState = Entity | null;
@@ -22,7 +29,7 @@ export const initialEntityState: EntityState = null;
 export function evolve(state: EntityState, event: EntityEvent): EntityState {
   if (event.type === 'EntityRegistered') {
     const { slug, type, name, state: lifecycle, parent, pve_id, ssh, attributes } = event.data;
-    return { slug, type, name, state: lifecycle, parent, pveId: pve_id, ssh, hostKey: null, hostKeyPinnedBy: null, attributes };
+    return { slug, type, name, state: lifecycle, parent, pveId: pve_id, ssh, hostKey: null, hostKeyPinnedBy: null, attributes, relationships: [] };
   }
   // Nothing but EntityRegistered can open a stream; a stray event before it changes nothing.
   if (state === null) return state;
@@ -41,9 +48,23 @@ export function evolve(state: EntityState, event: EntityEvent): EntityState {
       return { ...state, hostKey: event.data.host_key, hostKeyPinnedBy: event.data.pinned_by };
     case 'EntityStateChanged':
       return { ...state, state: event.data.to };
+    case 'EntityAttributesUpdated':
+      return { ...state, attributes: mergeAttributes(state.attributes, event.data.attributes) };
+    case 'RelationshipCreated':
+      return { ...state, relationships: [...state.relationships, { to: event.data.to, type: event.data.type }] };
     default: {
       const unhandled: never = event;
       throw new Error(`evolve: unhandled entity event ${JSON.stringify(unhandled)}`);
     }
   }
+}
+
+/** `current` with `changes` merged in: each key set to its value, or removed where the value is null. */
+export function mergeAttributes(current: Attributes, changes: Attributes): Attributes {
+  const merged: Attributes = { ...current };
+  for (const [key, value] of Object.entries(changes)) {
+    if (value === null) delete merged[key];
+    else merged[key] = value;
+  }
+  return merged;
 }

@@ -1,0 +1,132 @@
+// Server-Sent Events for chat clients: the raw event stream on a hijacked reply, and a session's turn events
+// on it — replayed after a position, then followed live with the turn's token deltas — for any route to reuse.
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { type ChatMessage, toChatMessage } from '../commands/agent/chat-messages.ts';
+import type { TurnBus } from '../commands/agent/turn-bus.ts';
+import type { EventStore } from '../commands/event-store.ts';
+import { sessionStream } from '../domain/session/stream.ts';
+
+/** Proxies drop a connection that stays silent too long; a comment line every so often keeps it open. */
+export const KEEP_ALIVE_MS = 15_000;
+
+export interface Sse {
+  send(message: ChatMessage): void;
+  comment(text: string): void;
+  /** Ends the response; sending afterwards does nothing. */
+  close(): void;
+  /** Resolves once the response is over, closed by either side. */
+  readonly closed: Promise<void>;
+}
+
+/** The streams open on each HTTP server, so that closing the server can end them (it would wait on them forever). */
+const openStreams = new WeakMap<object, Set<Sse>>();
+
+/** Takes the response over from Fastify and starts an event stream on it; problems must be answered before. */
+export function openSse(reply: FastifyReply, options: { keepAliveMs?: number } = {}): Sse {
+  reply.hijack();
+  const res = reply.raw;
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
+  res.flushHeaders();
+
+  const write = (chunk: string) => {
+    if (!res.writableEnded && !res.destroyed) res.write(chunk);
+  };
+  const sse: Sse = {
+    send(message) {
+      const id = message.id === null ? '' : `id: ${message.id}\n`;
+      // JSON escapes line breaks, so the payload is always a single data line.
+      write(`${id}data: ${JSON.stringify({ type: message.type, session_id: message.session_id, data: message.data })}\n\n`);
+    },
+    comment(text) {
+      write(`: ${text.replace(/[\r\n]+/g, ' ')}\n\n`);
+    },
+    close() {
+      if (!res.writableEnded && !res.destroyed) res.end();
+    },
+    closed: new Promise<void>((resolve) => res.once('close', resolve)),
+  };
+  // A write racing the client's disconnect must not crash the process.
+  res.on('error', () => undefined);
+
+  const server = reply.server.server;
+  const streams = openStreams.get(server) ?? new Set<Sse>();
+  openStreams.set(server, streams);
+  streams.add(sse);
+  const keepAlive = setInterval(() => sse.comment('keep-alive'), options.keepAliveMs ?? KEEP_ALIVE_MS);
+  void sse.closed.then(() => {
+    clearInterval(keepAlive);
+    streams.delete(sse);
+  });
+  return sse;
+}
+
+/** Ends every event stream open on the app's HTTP server: call it before the server closes (preClose). */
+export function closeSseStreams(app: FastifyInstance): void {
+  for (const sse of openStreams.get(app.server) ?? []) sse.close();
+}
+
+/**
+ * Sends the session's messages for events after position `after`, then follows the stream live (and the bus's
+ * token deltas) until the client leaves or, with untilDone, a `done` was sent; then ends the event stream.
+ * Each message goes out once and in stream order: positions grow along one stream, so "after the last one
+ * sent" is exact. Rejects (the stream ended all the same) if the event store fails: the client resumes.
+ */
+export async function streamSession(deps: { store: EventStore; bus: TurnBus }, sessionId: string, sse: Sse, options: { after: number; untilDone: boolean }): Promise<void> {
+  const stream = sessionStream(sessionId);
+  const state = { dirty: true, gone: false, reading: false, failure: null as { error: unknown } | null };
+  let wake: (() => void) | null = null;
+  const poke = () => {
+    const resolve = wake;
+    wake = null;
+    resolve?.();
+  };
+  const token = (text: string) => sse.send({ id: null, type: 'token', session_id: sessionId, data: { text } });
+  // Deltas that arrive while a read is in flight wait for it, so they follow the stored messages before them.
+  const held: string[] = [];
+
+  // Listen before the first read, so that nothing appended in between goes unnoticed.
+  const changes = deps.store.changes().subscribe({
+    next: () => {
+      state.dirty = true;
+      poke();
+    },
+    error: (error: unknown) => {
+      state.failure = { error };
+      poke();
+    },
+  });
+  const tokens = deps.bus.tokens(sessionId).subscribe((text) => (state.reading ? held.push(text) : token(text)));
+  void sse.closed.then(() => {
+    state.gone = true;
+    poke();
+  });
+
+  let last = options.after;
+  try {
+    for (;;) {
+      if (state.gone) return;
+      if (state.failure) throw state.failure.error;
+      if (!state.dirty) {
+        await new Promise<void>((resolve) => (wake = resolve));
+        continue;
+      }
+      state.dirty = false;
+      state.reading = true;
+      const { events } = await deps.store.readStream(stream);
+      for (const event of events) {
+        if (event.position <= last) continue;
+        last = event.position;
+        const message = toChatMessage(sessionId, event);
+        if (!message) continue;
+        sse.send(message);
+        if (options.untilDone && message.type === 'done') return;
+      }
+      state.reading = false;
+      for (const text of held.splice(0)) token(text);
+    }
+  } finally {
+    changes.unsubscribe();
+    tokens.unsubscribe();
+    sse.close();
+  }
+}

@@ -1,0 +1,187 @@
+// The agent: runs a turn of a session against the model — rebuild the context from the session's events,
+// stream a completion, run the tools it asks for (each recorded as tool-call events, with the result it was
+// shown), and end the turn with its final text. Bounded: 15 model calls a turn, empty or refusal-looking
+// answers retried up to 3 times, a provider error retried once; a cancel stops it between tool calls.
+import { RuleViolation } from '../../domain/messages.ts';
+import { parseSessionEvent, type SessionEvent, type TurnFailureReason } from '../../domain/session/events.ts';
+import { sessionStream } from '../../domain/session/stream.ts';
+import type { CommandContext, CommandDeps } from '../context.ts';
+import { runSessionCommand } from '../session.ts';
+import { buildModelMessages } from './context.ts';
+import { type LlmClient, type LlmCompletion, LlmProviderError } from './llm.ts';
+import { unusableAnswer } from './refusal.ts';
+import { type ToolServices, callTool, toolDefinitions } from './tools.ts';
+
+export const MAX_MODEL_CALLS = 15;
+export const MAX_UNUSABLE_RETRIES = 3;
+const PROVIDER_RETRY_BACKOFF_MS = 500;
+
+export interface AgentOptions {
+  readonly systemPrompt: string;
+  /** A short description of the fleet for the system prompt, read at the start of each turn. */
+  readonly fleetSnapshot: () => Promise<string>;
+  readonly publishToken: (sessionId: string, text: string) => void;
+  readonly log: (message: string, error?: unknown) => void;
+}
+
+type Trigger = 'user_message' | 'continue' | 'execution_finished';
+
+export class Agent {
+  private readonly running = new Map<string, { turnId: string; abort: AbortController; done: Promise<void> }>();
+  /** execution id → session id: what each session's agent waits on before it continues by itself. */
+  private readonly awaiting = new Map<string, string>();
+
+  constructor(
+    private readonly deps: CommandDeps,
+    private readonly llm: LlmClient,
+    private readonly tools: ToolServices,
+    private readonly options: AgentOptions,
+  ) {}
+
+  /**
+   * Starts a turn and runs it in the background; resolves with the turn id once TurnStarted is appended
+   * (so a stream opened from before it sees the whole turn). A turn left open by a stopped server is ended first.
+   */
+  async startTurn(sessionId: string, trigger: Trigger, ctx: CommandContext): Promise<{ turnId: string; position: number }> {
+    const turnId = this.deps.newId();
+    await this.endStaleTurn(sessionId, ctx);
+    const started = await runSessionCommand(this.deps, sessionId, { type: 'start_turn', turn_id: turnId, trigger }, ctx);
+    const abort = new AbortController();
+    const done = this.runTurn(sessionId, turnId, ctx, abort.signal)
+      .catch((error: unknown) => this.options.log(`turn ${turnId} of session ${sessionId}`, error))
+      .finally(() => this.running.delete(sessionId));
+    this.running.set(sessionId, { turnId, abort, done });
+    return { turnId, position: started.position };
+  }
+
+  /** Asks the running turn to stop (an event records it); the loop stops before its next tool call or model call. */
+  async cancel(sessionId: string, ctx: CommandContext): Promise<{ position: number }> {
+    const handled = await runSessionCommand(this.deps, sessionId, { type: 'cancel_turn' }, ctx);
+    this.running.get(sessionId)?.abort.abort();
+    return { position: handled.position };
+  }
+
+  /** An execution ended: a session whose agent waited on it continues by itself. */
+  async executionFinished(executionId: string): Promise<void> {
+    const sessionId = this.awaiting.get(executionId);
+    if (sessionId === undefined) return;
+    this.awaiting.delete(executionId);
+    if (this.running.has(sessionId)) return; // the running turn sees the outcome in its context
+    try {
+      await this.startTurn(sessionId, 'execution_finished', { actor: { role: 'system', id: 'agent' } });
+    } catch (error) {
+      if (!(error instanceof RuleViolation)) throw error; // a turn is running (another server), or the session closed
+    }
+  }
+
+  /** Resolves once the session's running turn (if any) has ended. */
+  async idle(sessionId: string): Promise<void> {
+    await this.running.get(sessionId)?.done;
+  }
+
+  async close(): Promise<void> {
+    for (const turn of this.running.values()) turn.abort.abort();
+    await Promise.allSettled([...this.running.values()].map((t) => t.done));
+  }
+
+  private async runTurn(sessionId: string, turnId: string, ctx: CommandContext, signal: AbortSignal): Promise<void> {
+    const agentCtx: CommandContext = { ...ctx, actor: { role: 'agent', id: 'nomos' } };
+    const tools = toolDefinitions();
+    const system = `${this.options.systemPrompt}\n\n${await this.options.fleetSnapshot()}`;
+    let calls = 0;
+    const end = async (status: 'completed' | 'failed' | 'cancelled', failure?: { reason: TurnFailureReason; detail: string }) => {
+      if (failure) await runSessionCommand(this.deps, sessionId, { type: 'fail_turn', turn_id: turnId, ...failure }, agentCtx);
+      await runSessionCommand(this.deps, sessionId, { type: 'end_turn', turn_id: turnId, status, model_calls: calls }, agentCtx);
+    };
+
+    while (calls < MAX_MODEL_CALLS) {
+      const events = await this.events(sessionId);
+      if (cancelRequested(events, turnId) || signal.aborted) return end('cancelled', { reason: 'cancelled', detail: 'the turn was cancelled' });
+      const messages = buildModelMessages(system, events);
+      let completion: LlmCompletion | null = null;
+      let unusable: ReturnType<typeof unusableAnswer> = null;
+      for (let attempt = 0; attempt <= MAX_UNUSABLE_RETRIES; attempt++) {
+        calls++;
+        try {
+          completion = await this.completeWithRetry(sessionId, messages, tools, signal);
+        } catch (error) {
+          if (signal.aborted) return end('cancelled', { reason: 'cancelled', detail: 'the turn was cancelled' });
+          const detail = error instanceof Error ? error.message : String(error);
+          return end('failed', { reason: 'provider_error', detail });
+        }
+        unusable = completion.toolCalls.length > 0 ? null : unusableAnswer(completion.content, completion.refusal);
+        if (unusable === null || calls >= MAX_MODEL_CALLS) break;
+      }
+      if (completion === null) return end('failed', { reason: 'provider_error', detail: 'no completion' });
+      if (unusable !== null) return end('failed', { reason: unusable, detail: `the model gave no usable answer after ${MAX_UNUSABLE_RETRIES} retries` });
+
+      if (completion.toolCalls.length === 0) {
+        await runSessionCommand(this.deps, sessionId, { type: 'record_assistant_message', text: completion.content }, agentCtx);
+        return end('completed');
+      }
+      for (const call of completion.toolCalls) {
+        if (cancelRequested(await this.events(sessionId), turnId) || signal.aborted) return end('cancelled', { reason: 'cancelled', detail: 'the turn was cancelled between tool calls' });
+        await this.runTool(sessionId, call, agentCtx);
+      }
+    }
+    return end('failed', { reason: 'iteration_limit', detail: `stopped after ${MAX_MODEL_CALLS} model calls in one turn` });
+  }
+
+  private async runTool(sessionId: string, call: { id: string; name: string; arguments: string }, ctx: CommandContext): Promise<void> {
+    const toolCallId = call.id || this.deps.newId();
+    // Recorded before it runs, so a watcher sees the call start; the arguments as far as they parse.
+    await runSessionCommand(this.deps, sessionId, { type: 'record_tool_call_requested', tool_call_id: toolCallId, name: call.name, args: argumentsOf(call.arguments) }, ctx);
+    const outcome = await callTool(call.name, call.arguments, { sessionId, ctx, awaiting: (executionId) => this.awaiting.set(executionId, sessionId) }, this.tools);
+    // What is recorded is what the model is shown next (cut to 4 KiB, the cut marked, by the decider).
+    await runSessionCommand(
+      this.deps,
+      sessionId,
+      { type: 'record_tool_call_completed', tool_call_id: toolCallId, ...(outcome.error === null ? { result: outcome.result ?? null } : { error: outcome.error }) },
+      ctx,
+    );
+  }
+
+  private async completeWithRetry(sessionId: string, messages: ReturnType<typeof buildModelMessages>, tools: ReturnType<typeof toolDefinitions>, signal: AbortSignal): Promise<LlmCompletion> {
+    const onToken = (text: string) => this.options.publishToken(sessionId, text);
+    try {
+      return await this.llm.complete({ messages, tools, signal }, onToken);
+    } catch (error) {
+      if (!(error instanceof LlmProviderError) || signal.aborted) throw error;
+      await new Promise((resolve) => setTimeout(resolve, PROVIDER_RETRY_BACKOFF_MS));
+      return this.llm.complete({ messages, tools, signal }, onToken);
+    }
+  }
+
+  private async events(sessionId: string): Promise<SessionEvent[]> {
+    const { events } = await this.deps.store.readStream(sessionStream(sessionId));
+    return events.map((e) => parseSessionEvent(e.type, e.data));
+  }
+
+  private async endStaleTurn(sessionId: string, ctx: CommandContext): Promise<void> {
+    if (this.running.has(sessionId)) return;
+    const events = await this.events(sessionId);
+    let open: string | null = null;
+    for (const e of events) {
+      if (e.type === 'TurnStarted') open = e.data.turn_id;
+      if (e.type === 'TurnEnded' && e.data.turn_id === open) open = null;
+    }
+    if (open === null) return;
+    // Nothing in this process runs it: the server that did stopped. Close it so the session can go on.
+    const system = { ...ctx, actor: { role: 'system' as const, id: 'agent' } };
+    await runSessionCommand(this.deps, sessionId, { type: 'fail_turn', turn_id: open, reason: 'provider_error', detail: 'the turn was interrupted (the server stopped)' }, system);
+    await runSessionCommand(this.deps, sessionId, { type: 'end_turn', turn_id: open, status: 'failed', model_calls: 0 }, system);
+  }
+}
+
+function argumentsOf(raw: string): Record<string, unknown> {
+  try {
+    const parsed: unknown = JSON.parse(raw);
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : { raw: raw.slice(0, 2_000) };
+  } catch {
+    return { raw: raw.slice(0, 2_000) };
+  }
+}
+
+function cancelRequested(events: readonly SessionEvent[], turnId: string): boolean {
+  return events.some((e) => e.type === 'TurnCancelRequested' && e.data.turn_id === turnId);
+}

@@ -1,0 +1,257 @@
+// The tools offered to the model: names and arguments exactly as the contract says, each with a zod schema
+// (its JSON Schema is what the model sees, and what its arguments are checked against) and a handler that
+// calls the same command layer and read models the HTTP API uses.
+import { z } from 'zod';
+import type { Queryable } from '../../adapters/db/db.ts';
+import { classify } from '../../domain/risk/index.ts';
+import { EntityLifecycle, EntityType } from '../../domain/entity/events.ts';
+import { Outcome } from '../../domain/session/events.ts';
+import { getEntity, listEntities } from '../../projections/entities.ts';
+import { listSessions } from '../../projections/sessions.ts';
+import type { CommandContext, CommandDeps } from '../context.ts';
+import type { ExecutionService } from '../execution/service.ts';
+import { executeSessionCommand } from '../session.ts';
+import type { LlmToolDef } from './llm.ts';
+
+/** Reads one web page as text (the http_get tool); the adapter bounds time and size. */
+export interface WebReader {
+  get(url: string): Promise<{ url: string; status: number; content_type: string; text: string }>;
+}
+
+export interface ToolServices {
+  readonly deps: CommandDeps;
+  readonly readDb: Queryable;
+  readonly executions: ExecutionService;
+  readonly web: WebReader;
+  readonly model: string;
+  /** Knowledge and relations: wired by the runtime (src/commands/knowledge.ts, src/commands/entity.ts). */
+  readonly knowledge: KnowledgeTools;
+}
+
+export interface KnowledgeTools {
+  search(query: string): Promise<unknown>;
+  forEntity(slug: string): Promise<unknown>;
+  upsert(input: { kind: 'runbook' | 'investigation' | 'note'; title: string; body: string; about: string[]; tags?: string[] }, sessionId: string, ctx: CommandContext): Promise<unknown>;
+  relations(slug: string): Promise<unknown>;
+  updateAttributes(slug: string, attributes: Record<string, unknown>, ctx: CommandContext): Promise<unknown>;
+  relate(input: { from: string; to: string; type: string }, ctx: CommandContext): Promise<unknown>;
+}
+
+export interface ToolCall {
+  readonly sessionId: string;
+  readonly ctx: CommandContext;
+  /** Execution ids the agent now waits on (run answered pending or approval_required): it continues once they end. */
+  readonly awaiting: (executionId: string) => void;
+}
+
+interface Tool<S extends z.ZodObject> {
+  readonly name: string;
+  readonly description: string;
+  readonly schema: S;
+  handle(args: z.infer<S>, call: ToolCall, services: ToolServices): Promise<unknown>;
+}
+
+const tool = <S extends z.ZodObject>(t: Tool<S>): Tool<z.ZodObject> => t;
+
+const Slug = z.string().min(3).max(200).describe('an entity slug such as host:strong, lxc:rclone or vm:zimaos');
+const session = (services: ToolServices, call: ToolCall, command: Parameters<typeof executeSessionCommand>[2]) =>
+  executeSessionCommand(services.deps, call.sessionId, command, call.ctx);
+
+export const TOOLS: readonly Tool<z.ZodObject>[] = [
+  tool({
+    name: 'whoami',
+    description: 'Who and where you are: agent name, session, model and the time.',
+    schema: z.strictObject({}),
+    handle: (_a, call, s) => Promise.resolve({ agent: call.ctx.actor.id, role: call.ctx.actor.role, session_id: call.sessionId, model: s.model, now: s.deps.clock().toISOString() }),
+  }),
+  tool({
+    name: 'set_goal',
+    description: 'Set the goal of this session (one sentence): it becomes the title. Lists recent unfinished sessions to pick up from.',
+    schema: z.strictObject({ goal: z.string().min(1).max(10_000) }),
+    handle: (a, call, s) => session(s, call, { type: 'set_goal', goal: a.goal }),
+  }),
+  tool({
+    name: 'propose_plan',
+    description: 'Propose a plan: a few concrete steps, each optionally with the command and target it will run.',
+    schema: z.strictObject({ steps: z.array(z.strictObject({ title: z.string().min(1).max(1_000), command: z.string().max(10_000).optional(), target: z.string().max(200).optional() })).min(1).max(100) }),
+    handle: (a, call, s) => session(s, call, { type: 'propose_plan', steps: a.steps }),
+  }),
+  tool({
+    name: 'update_plan_step',
+    description: 'Move a step of the current plan: pending → running → done | skipped | failed, in order.',
+    schema: z.strictObject({ seq: z.number().int().positive(), status: z.enum(['running', 'done', 'skipped', 'failed']) }),
+    handle: (a, call, s) => session(s, call, { type: 'update_plan_step', seq: a.seq, status: a.status }),
+  }),
+  tool({
+    name: 'complete_task',
+    description: 'Complete the current task: outcome success, partial or failed, with a summary of what was done and what is left.',
+    schema: z.strictObject({ outcome: Outcome, summary: z.string().max(20_000) }),
+    handle: async (a, call, s) => {
+      const reply = await session(s, call, { type: 'complete_task', outcome: a.outcome, summary: a.summary });
+      const reminder = await writebackReminder(s, call.sessionId);
+      return reminder ? { ...reply, reminder } : reply;
+    },
+  }),
+  tool({
+    name: 'run',
+    description: 'Run a shell command on a target (host:NAME, lxc:NAME or vm:NAME). Read-only commands run at once; changes may wait for approval. Answers the output, or pending with an execution_id.',
+    schema: z.strictObject({ target: Slug, command: z.string().min(1).max(100_000) }),
+    handle: async (a, call, s) => {
+      const reply = await s.executions.run(call.sessionId, { target: a.target, command: a.command }, call.ctx);
+      if (reply.status === 'pending' || reply.status === 'approval_required') call.awaiting(reply.execution_id);
+      return reply;
+    },
+  }),
+  tool({
+    name: 'classify_command',
+    description: 'The risk verdict run would apply to a command (reversible_low, config_mutation, destructive), without running it.',
+    schema: z.strictObject({ command: z.string().max(100_000) }),
+    handle: (a) => Promise.resolve(classify(a.command)),
+  }),
+  tool({
+    name: 'get_execution_status',
+    description: 'Status and output so far of an execution; says hung when it is stuck in the kernel (do not retry then: inspect).',
+    schema: z.strictObject({ execution_id: z.string().min(1).max(200) }),
+    handle: async (a, _call, s) => (await s.executions.status(a.execution_id)) ?? { error: `no execution ${a.execution_id}` },
+  }),
+  tool({
+    name: 'inspect_path',
+    description: 'mount, df, ls -la and stat of one path on many targets at once, as one table.',
+    schema: z.strictObject({ path: z.string().min(1).max(4_096), targets: z.array(Slug).min(1).max(50) }),
+    handle: (a, call, s) => s.executions.inspectPath(call.sessionId, a.path, a.targets, call.ctx),
+  }),
+  tool({
+    name: 'list_entities',
+    description: 'The fleet inventory: hosts, containers and VMs, optionally of one type or state.',
+    schema: z.strictObject({ type: EntityType.optional(), state: EntityLifecycle.optional() }),
+    handle: (a, _call, s) => listEntities(s.readDb, { ...(a.type && { type: a.type }), ...(a.state && { state: a.state }) }),
+  }),
+  tool({
+    name: 'get_entity',
+    description: 'One entity with its connection data, attributes and (for a host) its guests.',
+    schema: z.strictObject({ slug: Slug }),
+    handle: async (a, _call, s) => (await getEntity(s.readDb, a.slug)) ?? { error: `${a.slug} is not in the inventory` },
+  }),
+  tool({
+    name: 'get_relations',
+    description: 'What an entity is related to, both ways (hosts, mounts, depends_on, …).',
+    schema: z.strictObject({ slug: Slug }),
+    handle: (a, _call, s) => s.knowledge.relations(a.slug),
+  }),
+  tool({
+    name: 'update_entity_attributes',
+    description: 'Record facts about an entity (merged; a null value removes a key).',
+    schema: z.strictObject({ slug: Slug, attributes: z.record(z.string(), z.unknown()) }),
+    handle: (a, call, s) => s.knowledge.updateAttributes(a.slug, a.attributes, call.ctx),
+  }),
+  tool({
+    name: 'create_relationship',
+    description: 'Record that one entity relates to another (type: hosts, mounts, depends_on, backs_up, exports_to, …).',
+    schema: z.strictObject({ from: Slug, to: Slug, type: z.string().min(1).max(50) }),
+    handle: (a, call, s) => s.knowledge.relate({ from: a.from, to: a.to, type: a.type }, call.ctx),
+  }),
+  tool({
+    name: 'get_health_summary',
+    description: 'The fleet at a glance: entities by type and state, open sessions, pending approvals, running and recently failed executions.',
+    schema: z.strictObject({}),
+    handle: (_a, _call, s) => healthSummary(s.readDb),
+  }),
+  tool({
+    name: 'search_knowledge',
+    description: 'Full-text search of runbooks, investigations and notes.',
+    schema: z.strictObject({ query: z.string().min(1).max(1_000) }),
+    handle: (a, _call, s) => s.knowledge.search(a.query),
+  }),
+  tool({
+    name: 'get_entity_knowledge',
+    description: 'Knowledge about one entity: runbooks first, then investigations, then notes.',
+    schema: z.strictObject({ slug: Slug }),
+    handle: (a, _call, s) => s.knowledge.forEntity(a.slug),
+  }),
+  tool({
+    name: 'upsert_knowledge',
+    description: 'Write back what you learned: a runbook (reusable procedure), an investigation (a diagnosis) or a note, about the entities it concerns. The same kind and title updates the item.',
+    schema: z.strictObject({
+      kind: z.enum(['runbook', 'investigation', 'note']),
+      title: z.string().min(1).max(300),
+      body: z.string().min(1).max(50_000),
+      about: z.array(Slug).max(50),
+      tags: z.array(z.string().min(1).max(50)).max(20).optional(),
+    }),
+    handle: (a, call, s) => s.knowledge.upsert({ kind: a.kind, title: a.title, body: a.body, about: a.about, ...(a.tags && { tags: a.tags }) }, call.sessionId, call.ctx),
+  }),
+  tool({
+    name: 'list_recent_sessions',
+    description: 'Recent sessions with their goal, outcome, summary and blocker (outcome success|partial|failed; since like 24h or 7d).',
+    schema: z.strictObject({ outcome: Outcome.optional(), since: z.string().regex(/^\d{1,4}[hdm]$/).optional() }),
+    handle: async (a, _call, s) => {
+      const unit = { m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+      const since = a.since ? new Date(s.deps.clock().getTime() - Number(a.since.slice(0, -1)) * unit[a.since.slice(-1) as keyof typeof unit]) : undefined;
+      const page = await listSessions(s.readDb, { limit: 20, ...(a.outcome && { outcome: a.outcome }), ...(since && { since }) });
+      return page.sessions.map((x) => ({ id: x.id, goal: x.goal, status: x.status, outcome: x.outcome, summary: x.summary, blocker: x.blocker, closed_at: x.closed_at }));
+    },
+  }),
+  tool({
+    name: 'http_get',
+    description: 'GET one web page (http or https) and read it as text: at most 8 KiB, scripts and markup stripped.',
+    schema: z.strictObject({ url: z.url({ protocol: /^https?$/ }) }),
+    handle: (a, _call, s) => s.web.get(a.url),
+  }),
+];
+
+const BY_NAME = new Map(TOOLS.map((t) => [t.name, t]));
+
+/** The tool definitions the model is offered, with JSON Schemas generated from the zod schemas. */
+export function toolDefinitions(): LlmToolDef[] {
+  return TOOLS.map((t) => {
+    const { $schema: _drop, ...parameters } = z.toJSONSchema(t.schema) as Record<string, unknown>;
+    return { name: t.name, description: t.description, parameters };
+  });
+}
+
+/**
+ * Runs one tool call as the model wrote it. Unknown tools and arguments that do not parse or fit the
+ * schema are answered as errors the model can read and correct, never thrown.
+ */
+export async function callTool(name: string, rawArguments: string, call: ToolCall, services: ToolServices): Promise<{ args: Record<string, unknown>; result: unknown; error: string | null }> {
+  let args: Record<string, unknown> = {};
+  try {
+    const parsed: unknown = rawArguments.trim() === '' ? {} : JSON.parse(rawArguments);
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return { args, result: null, error: 'the arguments must be a JSON object' };
+    args = parsed as Record<string, unknown>;
+  } catch {
+    return { args: { raw: rawArguments.slice(0, 2_000) }, result: null, error: 'the arguments are not valid JSON' };
+  }
+  const tool = BY_NAME.get(name);
+  if (!tool) return { args, result: null, error: `there is no tool ${name}; the tools are ${[...BY_NAME.keys()].join(', ')}` };
+  const checked = tool.schema.safeParse(args);
+  if (!checked.success) return { args, result: null, error: checked.error.issues.map((i) => `${i.path.join('.') || '(arguments)'}: ${i.message}`).join('; ') };
+  try {
+    return { args, result: await tool.handle(checked.data, call, services), error: null };
+  } catch (error) {
+    // A refused rule or an unknown entity is the model's to read and act on.
+    return { args, result: null, error: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+async function healthSummary(db: Queryable): Promise<unknown> {
+  const [entities, sessions, approvals, executions] = await Promise.all([
+    db.query<{ type: string; state: string; n: number }>('SELECT type, state, count(*)::int AS n FROM entities GROUP BY type, state ORDER BY type, state'),
+    db.query<{ status: string; n: number }>('SELECT status, count(*)::int AS n FROM sessions GROUP BY status ORDER BY status'),
+    db.query<{ n: number }>(`SELECT count(*)::int AS n FROM approvals WHERE status = 'pending'`),
+    db.query<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM executions WHERE status IN ('running', 'failed', 'timed_out') AND requested_at > now() - interval '24 hours' GROUP BY status`),
+  ]);
+  return { entities: entities.rows, sessions: sessions.rows, pending_approvals: approvals.rows[0]?.n ?? 0, executions_last_24h: executions.rows };
+}
+
+/** complete_task in a session that changed something but wrote nothing back gets a reminder. */
+async function writebackReminder(s: ToolServices, sessionId: string): Promise<string | null> {
+  const { rows } = await s.readDb.query<{ changed: number; written: number }>(
+    `SELECT (SELECT count(*)::int FROM executions WHERE session_id = $1 AND status = 'succeeded' AND verdict->>'risk_class' <> 'reversible_low') AS changed,
+            (SELECT count(*)::int FROM tool_calls WHERE session_id = $1 AND name IN ('upsert_knowledge', 'update_entity_attributes', 'create_relationship')) AS written`,
+    [sessionId],
+  );
+  const row = rows[0];
+  if (!row || row.changed === 0 || row.written > 0) return null;
+  return 'This session changed the fleet but wrote nothing back. Record what you learned with upsert_knowledge (a runbook for a reusable procedure, an investigation for a diagnosis) and update_entity_attributes.';
+}

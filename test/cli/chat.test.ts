@@ -1,0 +1,57 @@
+// `nomos chat` as a person uses it: a child process reading stdin, streaming the turn, and approving a command inline.
+import { spawn } from 'node:child_process';
+import { existsSync, rmSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseTokens } from '../../src/api/auth.ts';
+import { SshExecutor } from '../../src/adapters/ssh/executor.ts';
+import { databases } from '../support/databases.ts';
+import { type FakeOpenAi, startFakeOpenAi } from '../support/fake-openai.ts';
+import { type TestServer, startTestServer } from '../support/server.ts';
+import { type SshPeer, startSshPeer } from '../support/ssh-peer.ts';
+
+const database = databases[0]!;
+const marker = `/tmp/nomos-chat-cli-${process.pid}`;
+
+describe(`nomos chat on ${database.name}`, () => {
+  let peer: SshPeer;
+  let llm: FakeOpenAi;
+  let server: TestServer;
+  beforeAll(async () => {
+    peer = await startSshPeer();
+    llm = await startFakeOpenAi();
+    server = await startTestServer(database, {
+      tokens: parseTokens('operator:alice:op-secret-1'),
+      executor: new SshExecutor({ privateKey: peer.privateKey }),
+      llm: { baseURL: llm.baseURL, apiKey: 'k', model: 'scripted' },
+    });
+    await server.request('POST', '/entities', { slug: 'host:peer', type: 'host', ssh: { host: peer.host.address, port: peer.host.port, user: peer.host.user, host_key: peer.hostKey } }, { authorization: 'Bearer op-secret-1' });
+  }, 60_000);
+  afterAll(async () => {
+    await server?.close();
+    await llm?.close();
+    await peer?.close();
+    rmSync(marker, { force: true });
+  });
+
+  it('streams a turn, shows tool calls compactly, and approves inline', async () => {
+    llm.script({ toolCalls: [{ name: 'run', arguments: { target: 'host:peer', command: `touch ${marker}` } }] }, { content: 'It needs your approval.' });
+    const child = spawn(process.execPath, ['bin/nomos.mjs', 'chat'], { env: { ...process.env, NOMOS_URL: server.url, NOMOS_TOKEN: 'op-secret-1' }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (b: Buffer) => (output += b.toString()));
+    child.stderr.on('data', (b: Buffer) => (output += b.toString()));
+    const waitFor = async (pattern: RegExp) => {
+      for (let i = 0; i < 600 && !pattern.test(output); i++) await new Promise((r) => setTimeout(r, 50));
+      expect(output).toMatch(pattern);
+    };
+    await waitFor(/you> /);
+    child.stdin.write('please touch the marker\n');
+    await waitFor(/approve ".*touch/);
+    expect(output).toMatch(/→ run \{"target":"host:peer"/);
+    expect(output).toMatch(/nomos> It needs your approval\./);
+    child.stdin.write('y\n');
+    await waitFor(/approved/);
+    child.stdin.end();
+    await new Promise((resolve) => child.once('exit', resolve));
+    expect(existsSync(marker)).toBe(true);
+  }, 60_000);
+});

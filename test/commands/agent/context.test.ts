@@ -1,0 +1,57 @@
+// The model's context is a fold over the session's events: messages, each tool call with what it returned
+// (as shown, cuts marked), and what happened to executions the agent waited on.
+import { describe, expect, it } from 'vitest';
+import { buildModelMessages, shownResult } from '../../../src/commands/agent/context.ts';
+import type { SessionEvent } from '../../../src/domain/session/events.ts';
+
+const ev = <T extends SessionEvent['type']>(type: T, data: Extract<SessionEvent, { type: T }>['data']) => ({ type, data }) as SessionEvent;
+
+describe('buildModelMessages', () => {
+  it('rebuilds a turn: user message, tool calls with their results, the final text', () => {
+    const messages = buildModelMessages('SYSTEM', [
+      ev('SessionStarted', { session_id: 's' }),
+      ev('UserMessagePosted', { message_id: 'u1', text: 'is the backup ok?' }),
+      ev('TurnStarted', { turn_id: 't1', trigger: 'user_message' }),
+      ev('ToolCallRequested', { tool_call_id: 'c1', message_id: 'a1', name: 'run', args: { target: 'lxc:rclone', command: 'systemctl status x' } }),
+      ev('ToolCallCompleted', { tool_call_id: 'c1', result: { status: 'succeeded' }, error: null, result_original_bytes: null }),
+      ev('ToolCallRequested', { tool_call_id: 'c2', message_id: 'a1', name: 'get_entity', args: { slug: 'lxc:nope' } }),
+      ev('ToolCallCompleted', { tool_call_id: 'c2', result: null, error: 'not in the inventory', result_original_bytes: null }),
+      ev('AssistantMessageRecorded', { message_id: 'a1', text: 'It is fine.' }),
+      ev('TurnEnded', { turn_id: 't1', status: 'completed', model_calls: 3 }),
+    ]);
+    expect(messages).toEqual([
+      { role: 'system', content: 'SYSTEM' },
+      { role: 'user', content: 'is the backup ok?' },
+      { role: 'assistant', content: null, toolCalls: [{ id: 'c1', name: 'run', arguments: '{"target":"lxc:rclone","command":"systemctl status x"}' }] },
+      { role: 'tool', toolCallId: 'c1', content: '{"status":"succeeded"}' },
+      { role: 'assistant', content: null, toolCalls: [{ id: 'c2', name: 'get_entity', arguments: '{"slug":"lxc:nope"}' }] },
+      { role: 'tool', toolCallId: 'c2', content: '{"error":"not in the inventory"}' },
+      { role: 'assistant', content: 'It is fine.' },
+    ]);
+  });
+
+  it('answers a tool call whose result was never recorded, so the context stays valid', () => {
+    const messages = buildModelMessages('S', [
+      ev('UserMessagePosted', { message_id: 'u1', text: 'go' }),
+      ev('ToolCallRequested', { tool_call_id: 'c1', message_id: 'a1', name: 'run', args: {} }),
+      ev('UserMessagePosted', { message_id: 'u2', text: 'hello?' }),
+    ]);
+    expect(messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool', 'user']);
+    expect(messages[3]).toMatchObject({ toolCallId: 'c1', content: expect.stringContaining('no result') });
+  });
+
+  it('tells a turn started by an execution’s end what ended, with its output', () => {
+    const messages = buildModelMessages('S', [
+      ev('ExecutionRequested', { execution_id: 'e1', target: 'host:strong', command: 'chown :10000 /mnt/x', verdict: { risk_class: 'config_mutation', reason: 'r', rule: 'chown', inner_commands: [] }, rules_version: '1', command_hash: 'h', binding: 'b', known_long: false }),
+      ev('ExecutionSucceeded', { execution_id: 'e1', exit_code: 0, stdout_tail: 'ok', stderr_tail: '', duration_ms: 5 }),
+      ev('TurnStarted', { turn_id: 't2', trigger: 'execution_finished' }),
+    ]);
+    expect(messages[1]).toMatchObject({ role: 'user' });
+    expect((messages[1] as { content: string }).content).toMatch(/waiting on has ended[\s\S]*chown :10000 \/mnt\/x on host:strong\) succeeded[\s\S]*ok/);
+  });
+
+  it('marks a cut result', () => {
+    expect(shownResult('x'.repeat(10), null, 9000)).toMatch(/\[cut: the result was 9000 bytes/);
+    expect(shownResult({ a: 1 }, null, null)).toBe('{"a":1}');
+  });
+});

@@ -12,7 +12,7 @@ export function knowledgeTools(deps: CommandDeps, readDb: Queryable): KnowledgeT
     search: (query) => searchKnowledge(readDb, query, 10),
     forEntity: (slug) => getEntityKnowledge(readDb, slug),
     upsert: (input, sessionId, ctx) => upsertKnowledge(deps, { ...input, session_id: sessionId }, ctx),
-    relations: (slug) => getRelations(readDb, slug),
+    relations: async (slug) => (await getRelations(readDb, slug)) ?? { error: `${slug} is not in the inventory` },
     updateAttributes: (slug, attributes, ctx) => updateEntityAttributes(deps, slug, attributes, ctx),
     relate: (input, ctx) => createRelationship(deps, input, ctx),
   };

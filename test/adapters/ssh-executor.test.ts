@@ -104,7 +104,8 @@ describe.each(sshPeerKinds())('SshExecutor against %s', (kind) => {
       const started = Date.now();
       const handle = await executor.start(target(), `echo $$ > ${pidFile}; sleep 30 & echo $! >> ${pidFile}; wait`, { hardLimitMs: 1500 });
       const result = await handle.result;
-      expect(Date.now() - started).toBeLessThan(targetKind === 'vm' ? 6000 : 4500);
+      // Well before the 30 s sleep would have ended on its own (generous: a busy machine is slow, not wrong).
+      expect(Date.now() - started).toBeLessThan(15_000);
       expect(result).toMatchObject({ exitCode: null, signal: 'SIGKILL', timedOut: true });
       const pids = await pidsIn(pidFile);
       expect(pids).toHaveLength(2);
@@ -125,7 +126,7 @@ describe.each(sshPeerKinds())('SshExecutor against %s', (kind) => {
     });
 
     it("probes 'running' while the command sleeps and 'exited' once it ended", async () => {
-      const handle = await executor.start(target(), 'sleep 1.5', { hardLimitMs: 20_000 });
+      const handle = await executor.start(target(), 'sleep 3', { hardLimitMs: 20_000 });
       expect(await handle.probe()).toBe('running');
       expect((await handle.result).exitCode).toBe(0);
       expect(await handle.probe()).toBe('exited');

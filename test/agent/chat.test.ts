@@ -82,6 +82,15 @@ describe.each(databases)('the agent on $name', (database) => {
     expect(llm.requests.length - before).toBe(3);
   });
 
+  it('retries a provider error once with backoff, and fails the turn when it persists', async () => {
+    llm.script({ status: 502, error: 'bad gateway' }, { content: 'Back again.' });
+    expect(stored(await chat('are you there?')).map((m) => m.type)).toEqual(['text', 'done']);
+    llm.script({ status: 500, error: 'down' }, { status: 500, error: 'still down' });
+    const failed = stored(await chat('and now?'));
+    expect(failed.map((m) => m.type)).toEqual(['error', 'done']);
+    expect(failed[0]!.data.reason).toBe('provider_error');
+  });
+
   it('records a failed turn when every answer is empty or a canned refusal', async () => {
     llm.script({ content: '' }, { content: '抱歉，我无法回答这个问题' }, { content: '' }, { content: '' });
     const messages = stored(await chat('hello?'));

@@ -132,7 +132,7 @@ describe.each(sshPeerKinds())('SshExecutor against %s', (kind) => {
       expect(await handle.probe()).toBe('exited');
     });
 
-    it.skipIf(python === null)("probes 'hung' for a child in uninterruptible sleep (state D), and kill still ends it", async () => {
+    it.skipIf(python === null)("probes 'hung' for a child in uninterruptible sleep (state D), and kill still ends it (needs python3 to make a real state-D process; skipped without it)", async () => {
       // A vfork parent waits in state D until its child execs; the child here first blocks opening a FIFO nobody
       // writes to, so the parent stays in D — the same state as a chown stuck on a knfsd-held directory.
       const fifo = join(dir, `fifo-${targetKind}`);

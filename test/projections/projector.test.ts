@@ -341,7 +341,7 @@ describe.each(databases)('projector on $name', (database) => {
     await expectExact(deps, projection);
   });
 
-  it.runIf(database.name === 'postgres')('waits out an open appending transaction that holds back later events, then projects them', async () => {
+  it.runIf(database.name === 'postgres')('waits out an open appending transaction that holds back later events, then projects them (PostgreSQL only: on PGlite one connection serialises transactions)', async () => {
     const projection = await testProjection(t.db);
     await new Projector(deps, projection).catchUp();
     // An append in flight (it holds the lock on events and has an xid) keeps later appends below the read bound.
@@ -366,7 +366,7 @@ describe.each(databases)('projector on $name', (database) => {
     await expectExact(deps, projection);
   });
 
-  it.runIf(database.name === 'postgres')('is not held back by an open transaction that does not append events', async () => {
+  it.runIf(database.name === 'postgres')('is not held back by an open transaction that does not append events (PostgreSQL only: on PGlite one connection serialises transactions)', async () => {
     const projection = await testProjection(t.db);
     await new Projector(deps, projection).catchUp();
     // A writer elsewhere (here: on another table of the same database) has an xid but can never add events.

@@ -4,6 +4,7 @@ import { migrate } from '../adapters/db/migrate.ts';
 import { loadConfig } from '../config.ts';
 import { classify } from '../domain/risk/index.ts';
 import { openDb, projections as allProjections } from '../runtime.ts';
+import { auditCommand } from './audit.ts';
 import { chatCommand } from './chat.ts';
 import { claimDataDir } from './data-dir-lock.ts';
 import { fleetCommand } from './fleet.ts';
@@ -46,6 +47,7 @@ projections
 
 program.addCommand(fleetCommand());
 program.addCommand(chatCommand());
+program.addCommand(auditCommand());
 
 program
   .command('classify')

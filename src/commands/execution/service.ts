@@ -85,6 +85,7 @@ export class ExecutionService {
   private readonly live = new Map<string, Live>();
   private readonly settling = new Set<Promise<unknown>>();
   private readonly finishedListeners: Array<(executionId: string) => Promise<void>> = [];
+  private closing = false;
 
   constructor(
     private readonly deps: CommandDeps,
@@ -255,9 +256,14 @@ export class ExecutionService {
     while (this.settling.size > 0) await Promise.allSettled([...this.settling]);
   }
 
-  async close(): Promise<void> {
-    await Promise.all([...this.live.values()].map((l) => l.handle.kill().catch(() => undefined)));
-    await this.settled();
+  /**
+   * Stops recording outcomes. Remote commands are NOT killed: stopping the server must not cut an apt
+   * upgrade in half. What was still running stays `running` in the history until the lost-execution sweep
+   * of a server that comes back records it as lost (its outcome unknown).
+   */
+  close(): Promise<void> {
+    this.closing = true;
+    return Promise.resolve();
   }
 
   private async start(sessionId: string, executionId: string, command: string, target: ExecTarget, slug: string, verdict: Verdict, knownLong: boolean, ctx: CommandContext): Promise<RunReply> {
@@ -303,7 +309,9 @@ export class ExecutionService {
     return outcome ?? pending;
   }
 
-  private async finish(sessionId: string, executionId: string, result: ExecResult, target: ExecTarget, slug: string, verdict: Verdict, ctx: CommandContext): Promise<RunReply> {
+  private async finish(sessionId: string, executionId: string, result: ExecResult, target: ExecTarget, slug: string, verdict: Verdict, ctx: CommandContext): Promise<RunReply | null> {
+    // After close the connection going away ends the handle: that is not how the command ended.
+    if (this.closing) return null;
     const durationMs = Date.now() - (this.live.get(executionId)?.startedAt ?? Date.now());
     const tails = { stdout_tail: result.stdoutTail, stderr_tail: result.stderrTail, duration_ms: durationMs };
     const outcome: ExecutionOutcome = result.timedOut

@@ -9,6 +9,8 @@ import { entitiesApi } from './entities.ts';
 import { chatApi } from './chat.ts';
 import { registerErrorHandling } from './errors.ts';
 import { knowledgeApi } from './knowledge.ts';
+import { metricsApi } from './metrics.ts';
+import { registerOpenApi } from './openapi.ts';
 import { executionsApi } from './executions.ts';
 import { operationsApi } from './operations.ts';
 import { sessionsApi } from './sessions.ts';
@@ -37,6 +39,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.setSerializerCompiler(serializerCompiler);
   registerErrorHandling(app);
   await app.register(nomosContext, { runtime: options.runtime, readWaitMs: options.readWaitMs ?? 5_000, tokens: options.tokens ?? [] });
+  // Before every route, so the document sees them all.
+  await registerOpenApi(app);
+  await app.register(metricsApi);
   await app.register(sessionsApi);
   await app.register(operationsApi);
   await app.register(entitiesApi);

@@ -1,0 +1,101 @@
+// GET /metrics in the Prometheus text format: the event log's head, refused commands by rule, executions by
+// status, pending approvals, and each projection's position and lag. Gauges are read when scraped.
+import fp from 'fastify-plugin';
+import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { ExecutionStatus } from '../projections/executions.ts';
+import { projectionStatus } from '../projections/projector.ts';
+import { toProblem } from './errors.ts';
+
+interface Sample {
+  readonly labels?: Record<string, string>;
+  readonly value: number;
+}
+
+interface Family {
+  readonly name: string;
+  readonly type: 'counter' | 'gauge';
+  readonly help: string;
+  readonly samples: readonly Sample[];
+}
+
+const escapeLabel = (value: string) => value.replaceAll('\\', '\\\\').replaceAll('"', '\\"').replaceAll('\n', '\\n');
+
+function sampleLine(name: string, { labels, value }: Sample): string {
+  const pairs = Object.entries(labels ?? {}).map(([k, v]) => `${k}="${escapeLabel(v)}"`);
+  return `${name}${pairs.length > 0 ? `{${pairs.join(',')}}` : ''} ${value}`;
+}
+
+export function renderMetrics(families: readonly Family[]): string {
+  return families.flatMap((f) => [`# HELP ${f.name} ${f.help}`, `# TYPE ${f.name} ${f.type}`, ...f.samples.map((s) => sampleLine(f.name, s))]).join('\n') + '\n';
+}
+
+const CountRow = z.object({ status: z.string(), count: z.coerce.number().int() });
+
+// fastify-plugin: the refusal hook must see errors from every area plugin, not only this one's routes.
+const metricsPlugin: FastifyPluginCallbackZod = (app, _options, done) => {
+  const { runtime } = app.nomos;
+  const deps = { store: runtime.store, db: runtime.db };
+  // Counted in-process from the one error mapping, so it starts from zero at each start, as counters may.
+  const refusals = new Map<string, number>();
+
+  app.addHook('onError', (_request, _reply, error, next) => {
+    const p = toProblem(error);
+    if (p.status === 409 && typeof p.rule === 'string') refusals.set(p.rule, (refusals.get(p.rule) ?? 0) + 1);
+    next();
+  });
+
+  app.get('/metrics', { schema: { description: 'Prometheus text format (version 0.0.4).', produces: ['text/plain'] } }, async (_request, reply) => {
+    const [head, statuses, executionRows, pendingRows] = await Promise.all([
+      runtime.store.head(),
+      projectionStatus(deps, runtime.projections),
+      runtime.db.query('SELECT status, count(*) AS count FROM executions GROUP BY status'),
+      runtime.db.query(`SELECT 'pending' AS status, count(*) AS count FROM approvals WHERE status = 'pending'`),
+    ]);
+    const byStatus = new Map(executionRows.rows.map((r) => CountRow.parse(r)).map((r) => [r.status, r.count]));
+    // Every known status, zero included, so a series does not vanish when its last row changes status.
+    const executionStatuses = [...new Set([...ExecutionStatus.options, ...byStatus.keys()])];
+    const body = renderMetrics([
+      {
+        name: 'nomos_events_appended_total',
+        type: 'counter',
+        help: "Events appended to the log, read as the event store's head position (monotonic; survives restarts).",
+        samples: [{ value: head.position }],
+      },
+      {
+        name: 'nomos_commands_refused_total',
+        type: 'counter',
+        help: 'Commands refused (409) by a domain rule since this process started, by rule.',
+        samples: [...refusals].sort(([a], [b]) => a.localeCompare(b)).map(([rule, value]) => ({ labels: { rule }, value })),
+      },
+      {
+        name: 'nomos_executions',
+        type: 'gauge',
+        help: 'Executions in the read model, by status.',
+        samples: executionStatuses.map((status) => ({ labels: { status }, value: byStatus.get(status) ?? 0 })),
+      },
+      {
+        name: 'nomos_approvals_pending',
+        type: 'gauge',
+        help: 'Approvals waiting for an operator decision.',
+        samples: [{ value: pendingRows.rows.map((r) => CountRow.parse(r).count)[0] ?? 0 }],
+      },
+      {
+        name: 'nomos_projection_position',
+        type: 'gauge',
+        help: 'Log position each projection has processed.',
+        samples: statuses.map((s) => ({ labels: { projection: s.name }, value: s.position })),
+      },
+      {
+        name: 'nomos_projection_lag',
+        type: 'gauge',
+        help: 'Events between each projection and the head of the log (0: caught up).',
+        samples: statuses.map((s) => ({ labels: { projection: s.name }, value: s.lag })),
+      },
+    ]);
+    return reply.type('text/plain; version=0.0.4; charset=utf-8').send(body);
+  });
+  done();
+};
+
+export const metricsApi = fp(metricsPlugin, { name: 'nomos-metrics', dependencies: ['nomos-context'] });

@@ -1,0 +1,117 @@
+// GET /metrics in the Prometheus text format: refusals counted by rule from the error mapping, gauges read
+// from the read models, a position and lag line for every projection.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { databases } from '../support/databases.ts';
+import { type TestServer, startTestServer } from '../support/server.ts';
+
+interface Sample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
+/** Parses the exposition format strictly: every line is a comment or `name{labels} value`. */
+function parseMetrics(text: string): Sample[] {
+  const samples: Sample[] = [];
+  for (const line of text.split('\n')) {
+    if (line === '' || line.startsWith('#')) {
+      if (line !== '') expect(line).toMatch(/^# (HELP|TYPE) [a-z_]+ \S/);
+      continue;
+    }
+    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (-?\d+(?:\.\d+)?(?:e[+-]?\d+)?)$/.exec(line);
+    expect(match, line).not.toBeNull();
+    const [, name, labelText, value] = match!;
+    const labels: Record<string, string> = {};
+    for (const pair of (labelText ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)",?/g)) labels[pair[1]!] = pair[2]!;
+    samples.push({ name: name!, labels, value: Number(value) });
+  }
+  return samples;
+}
+
+describe.each(databases)('metrics on $name', (database) => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer(database, { tokens: [{ role: 'auditor', name: 'audit', token: 'auditor-token-1' }, { role: 'operator', name: 'ops', token: 'operator-token-1' }] });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+  const operator = { authorization: 'Bearer operator-token-1' };
+  const auditor = { authorization: 'Bearer auditor-token-1' };
+
+  async function scrape(): Promise<Sample[]> {
+    const res = await fetch(`${server.url}/metrics`, { headers: auditor });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+    return parseMetrics(await res.text());
+  }
+  const value = (samples: Sample[], name: string, labels: Record<string, string> = {}) =>
+    samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
+
+  it('needs a token like every other read', async () => {
+    expect((await fetch(`${server.url}/metrics`)).status).toBe(401);
+  });
+
+  it('counts a refused command under its rule, and executions and approvals from the read model', async () => {
+    const before = await scrape();
+    expect(value(before, 'nomos_commands_refused_total', { rule: 'invalid_step_transition' })).toBeUndefined();
+
+    const created = await server.request('POST', '/sessions', undefined, operator);
+    const id = created.body.session_id as string;
+    const command = (body: unknown) => server.request('POST', `/sessions/${id}/commands`, body, operator);
+    expect((await command({ type: 'propose_plan', steps: [{ title: 'inspect' }, { title: 'fix' }] })).status).toBe(200);
+    // Done before it ever ran: refused by the domain.
+    const refused = await command({ type: 'update_plan_step', seq: 1, status: 'done' });
+    expect(refused.status).toBe(409);
+    expect(refused.body.rule).toBe('invalid_step_transition');
+    // A bad request is not a refusal.
+    expect((await command({ type: 'update_plan_step', seq: 'one', status: 'done' })).status).toBe(400);
+
+    const registered = await server.request('POST', '/entities', {
+      entities: [
+        { slug: 'host:peer', type: 'host', ssh: { host: '127.0.0.1', port: 22, user: 'root' } },
+        { slug: 'lxc:box', type: 'lxc', parent: 'host:peer', pve_id: 132 },
+      ],
+    }, operator);
+    expect(registered.status, JSON.stringify(registered.body)).toBe(200);
+    // A config mutation waits for an operator: nothing connects anywhere.
+    const queued = await command({ type: 'run', target: 'lxc:box', command: 'chown :0 /srv/data' });
+    expect(queued.status, JSON.stringify(queued.body)).toBe(200);
+    expect(queued.body.status).toBe('approval_required');
+    // Read-your-writes up to the head, so the executions projection has the rows the gauges count.
+    const head = (await server.request('GET', '/healthz', undefined, auditor)).body.head_position as number;
+    const seen = await server.request('GET', `/approvals?status=pending&min_position=${head}`, undefined, auditor);
+    expect(seen.body.approvals).toHaveLength(1);
+
+    const after = await scrape();
+    expect(value(after, 'nomos_commands_refused_total', { rule: 'invalid_step_transition' })).toBe(1);
+    expect(after.filter((s) => s.name === 'nomos_commands_refused_total')).toHaveLength(1);
+    expect(value(after, 'nomos_approvals_pending')).toBe(1);
+    expect(value(after, 'nomos_executions', { status: 'awaiting_approval' })).toBe(1);
+    expect(value(after, 'nomos_executions', { status: 'running' })).toBe(0);
+    expect(value(after, 'nomos_events_appended_total')).toBeGreaterThan(value(before, 'nomos_events_appended_total') ?? Infinity);
+  });
+
+  it('has a position and a lag line for every projection', async () => {
+    const samples = await scrape();
+    for (const projection of server.runtime.projections) {
+      expect(value(samples, 'nomos_projection_position', { projection: projection.name }), projection.name).toBeGreaterThanOrEqual(0);
+      expect(value(samples, 'nomos_projection_lag', { projection: projection.name }), projection.name).toBeGreaterThanOrEqual(0);
+    }
+  });
+
+  it('announces every family with HELP and TYPE', async () => {
+    const text = await (await fetch(`${server.url}/metrics`, { headers: auditor })).text();
+    for (const [name, type] of [
+      ['nomos_events_appended_total', 'counter'],
+      ['nomos_commands_refused_total', 'counter'],
+      ['nomos_executions', 'gauge'],
+      ['nomos_approvals_pending', 'gauge'],
+      ['nomos_projection_position', 'gauge'],
+      ['nomos_projection_lag', 'gauge'],
+    ]) {
+      expect(text).toContain(`# HELP ${name} `);
+      expect(text).toContain(`# TYPE ${name} ${type}\n`);
+    }
+  });
+});

@@ -23,7 +23,8 @@ import { SshExecutor } from './adapters/ssh/executor.ts';
 import type { EventStore } from './commands/event-store.ts';
 import type { Config } from './config.ts';
 import type { Projection } from './projections/projection.ts';
-import { Projector, ensureCheckpoint, resetProjection } from './projections/projector.ts';
+import { LedProjector } from './projections/leadership.ts';
+import { ensureCheckpoint, resetProjection } from './projections/projector.ts';
 import { entitiesProjection } from './projections/entities.ts';
 import { executionsProjection } from './projections/executions.ts';
 import { knowledgeProjection } from './projections/knowledge.ts';
@@ -46,7 +47,10 @@ export interface Runtime {
   /** Null when no model provider is configured: POST /chat then answers 503. */
   readonly agent: Agent | null;
   readonly description: { eventStore: string; readModels: string };
-  startProjectors(onError?: (projection: string, error: unknown) => void): void;
+  /** Runs each projector for which this process holds the lease (one server per projection at a time). */
+  startProjectors(onError?: (projection: string, error: unknown) => void, options?: { leaseRetryMs?: number }): void;
+  /** The projections this process runs right now. */
+  leading(): string[];
   /** Every `everyMs` until close: records approvals past their TTL as expired, and executions lost with a stopped server as failed. */
   startSweeper(everyMs: number, onError?: (error: unknown) => void): void;
   close(): Promise<void>;
@@ -68,7 +72,7 @@ export async function openRuntime(config: Config, given?: { db?: Db; clock?: () 
     const { versionChanged } = await ensureCheckpoint(db, projection);
     if (versionChanged) await resetProjection(db, projection);
   }
-  const projectors: Projector[] = [];
+  const projectors: LedProjector[] = [];
   const commandDeps: CommandDeps = { store, readDb: db, clock: given?.clock ?? (() => new Date()), newId: randomUUID };
   const executor = given?.executor ?? (config.sshKeyPath ? new SshExecutor({ privateKey: await readFile(config.sshKeyPath) }) : null);
   const executions = new ExecutionService(commandDeps, executor, config.execution, (message, error) => console.error(`nomos: ${message}:`, error));
@@ -101,12 +105,15 @@ export async function openRuntime(config: Config, given?: { db?: Db; clock?: () 
       eventStore: config.eventStoreUrl ? 'eventstoredb' : db.kind,
       readModels: db.kind === 'pglite' ? `pglite (${config.dataDir})` : 'postgres',
     },
-    startProjectors(onError) {
+    startProjectors(onError, options) {
       for (const projection of projections) {
-        const projector = new Projector({ store, db }, projection, { onError: (error) => onError?.(projection.name, error) });
+        const projector = new LedProjector({ store, db }, projection, { retryMs: options?.leaseRetryMs ?? 2_000, onError: (error) => onError?.(projection.name, error) });
         projector.start();
         projectors.push(projector);
       }
+    },
+    leading() {
+      return projections.filter((_p, i) => projectors[i]?.leading === true).map((p) => p.name);
     },
     startSweeper(everyMs, onError) {
       const sweep = async () => {

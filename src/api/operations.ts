@@ -13,9 +13,11 @@ export const operationsApi: FastifyPluginCallbackZod = (app, _options, done) => 
 
   app.get('/projections', async () => {
     const [status, head] = await Promise.all([projectionStatus(deps, runtime.projections), runtime.store.head()]);
+    const leading = new Set(runtime.leading());
     return {
       head_position: head.position,
-      projections: status.map((s) => ({ name: s.name, version: s.version, state: 'live', position: s.position, lag: s.lag, updated_at: s.updated_at })),
+      // leader: whether this server runs the projector (one server does at a time; the others stand by).
+      projections: status.map((s) => ({ name: s.name, version: s.version, state: 'live', leader: leading.has(s.name), position: s.position, lag: s.lag, updated_at: s.updated_at })),
     };
   });
   done();

@@ -7,11 +7,22 @@ export interface Queryable {
   exec(sql: string): Promise<void>;
 }
 
+export interface Lease {
+  /** Resolves when the lease is gone: released, or its connection lost. */
+  readonly lost: Promise<void>;
+  release(): Promise<void>;
+}
+
 export interface Db extends Queryable {
   readonly kind: 'postgres' | 'pglite';
   /** Runs fn in one transaction: committed when fn resolves, rolled back when it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   /** Calls onNotify for each NOTIFY on channel until the returned function is called. */
   listen(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
+  /**
+   * Takes the named session-level advisory lock on a connection of its own, if nobody holds it: the lease
+   * lasts as long as that connection (a process that dies releases it). Null when another holds it.
+   */
+  tryLease(name: string): Promise<Lease | null>;
   close(): Promise<void>;
 }

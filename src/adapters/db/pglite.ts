@@ -32,6 +32,13 @@ export async function pgliteDb(dataDir?: string): Promise<Db> {
       const unlisten = await pg.listen(channel, () => onNotify());
       return unlisten;
     },
+    // One process owns a PGlite directory (the pid file sees to it), so it leads everything; the lease
+    // still ends with release, so the same code path runs.
+    tryLease() {
+      let markLost: () => void = () => undefined;
+      const lost = new Promise<void>((resolve) => (markLost = resolve));
+      return Promise.resolve({ lost, release: () => Promise.resolve(markLost()) });
+    },
     close: () => pg.close(),
   };
 }

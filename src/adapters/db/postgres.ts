@@ -53,6 +53,26 @@ export function postgresDb(connectionString: string, options: { max?: number } =
         await client.end().catch(() => undefined);
       };
     },
+    async tryLease(name) {
+      const client = new pg.Client({ connectionString });
+      let markLost: () => void = () => undefined;
+      const lost = new Promise<void>((resolve) => (markLost = resolve));
+      client.on('error', () => markLost());
+      client.on('end', () => markLost());
+      await client.connect();
+      const { rows } = await client.query<{ held: boolean }>("SELECT pg_try_advisory_lock(hashtext('nomos-lease:' || $1)) AS held", [name]);
+      if (!rows[0]?.held) {
+        await client.end().catch(() => undefined);
+        return null;
+      }
+      return {
+        lost,
+        release: async () => {
+          await client.end().catch(() => undefined);
+          markLost();
+        },
+      };
+    },
     close: () => pool.end(),
   };
 }

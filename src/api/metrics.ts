@@ -2,8 +2,7 @@
 // status, pending approvals, and each projection's position and lag. Gauges are read when scraped.
 import fp from 'fastify-plugin';
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod';
-import { z } from 'zod';
-import { ExecutionStatus } from '../projections/executions.ts';
+import { executionCounts, ExecutionStatus, pendingApprovalCount } from '../projections/executions.ts';
 import { projectionStatus } from '../projections/projector.ts';
 import { toProblem } from './errors.ts';
 
@@ -30,7 +29,6 @@ export function renderMetrics(families: readonly Family[]): string {
   return families.flatMap((f) => [`# HELP ${f.name} ${f.help}`, `# TYPE ${f.name} ${f.type}`, ...f.samples.map((s) => sampleLine(f.name, s))]).join('\n') + '\n';
 }
 
-const CountRow = z.object({ status: z.string(), count: z.coerce.number().int() });
 
 // fastify-plugin: the refusal hook must see errors from every area plugin, not only this one's routes.
 const metricsPlugin: FastifyPluginCallbackZod = (app, _options, done) => {
@@ -46,13 +44,12 @@ const metricsPlugin: FastifyPluginCallbackZod = (app, _options, done) => {
   });
 
   app.get('/metrics', { schema: { description: 'Prometheus text format (version 0.0.4).', produces: ['text/plain'] } }, async (_request, reply) => {
-    const [head, statuses, executionRows, pendingRows] = await Promise.all([
+    const [head, statuses, byStatus, pending] = await Promise.all([
       runtime.store.head(),
       projectionStatus(deps, runtime.projections),
-      runtime.db.query('SELECT status, count(*) AS count FROM executions GROUP BY status'),
-      runtime.db.query(`SELECT 'pending' AS status, count(*) AS count FROM approvals WHERE status = 'pending'`),
+      executionCounts(runtime.db),
+      pendingApprovalCount(runtime.db),
     ]);
-    const byStatus = new Map(executionRows.rows.map((r) => CountRow.parse(r)).map((r) => [r.status, r.count]));
     // Every known status, zero included, so a series does not vanish when its last row changes status.
     const executionStatuses = [...new Set([...ExecutionStatus.options, ...byStatus.keys()])];
     const body = renderMetrics([
@@ -78,7 +75,7 @@ const metricsPlugin: FastifyPluginCallbackZod = (app, _options, done) => {
         name: 'nomos_approvals_pending',
         type: 'gauge',
         help: 'Approvals waiting for an operator decision.',
-        samples: [{ value: pendingRows.rows.map((r) => CountRow.parse(r).count)[0] ?? 0 }],
+        samples: [{ value: pending }],
       },
       {
         name: 'nomos_projection_position',

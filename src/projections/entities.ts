@@ -195,3 +195,9 @@ export async function getRelations(db: Queryable, slug: string): Promise<Relatio
     incoming: rows.filter((r) => r.to_slug === slug).map((r) => ({ from: r.from_slug, type: r.type })),
   };
 }
+
+/** How many entities of each type are in each state. */
+export async function entityCounts(db: Queryable): Promise<Array<{ type: string; state: string; count: number }>> {
+  const { rows } = await db.query<{ type: string; state: string; count: number }>('SELECT type, state, count(*)::int AS count FROM entities GROUP BY type, state ORDER BY type, state');
+  return rows.map((r) => ({ ...r, count: Number(r.count) }));
+}

@@ -240,3 +240,30 @@ export async function runningSince(db: Queryable, before: Date, limit: number): 
   );
   return rows;
 }
+
+/** Executions per status (statuses with none are absent), for metrics and the health summary. */
+export async function executionCounts(db: Queryable, options: { since?: Date } = {}): Promise<Map<string, number>> {
+  const { rows } = options.since
+    ? await db.query<{ status: string; n: number }>('SELECT status, count(*)::int AS n FROM executions WHERE requested_at > $1 GROUP BY status', [options.since.toISOString()])
+    : await db.query<{ status: string; n: number }>('SELECT status, count(*)::int AS n FROM executions GROUP BY status');
+  return new Map(rows.map((r) => [r.status, Number(r.n)]));
+}
+
+export async function pendingApprovalCount(db: Queryable): Promise<number> {
+  const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM approvals WHERE status = 'pending'`);
+  return Number(rows[0]?.n ?? 0);
+}
+
+/**
+ * Whether a session changed the fleet (a succeeded execution above reversible_low) but wrote nothing back
+ * (no knowledge, attribute or relationship tool call): reads the transcript's tool_calls beside the executions.
+ */
+export async function changedWithoutWriteback(db: Queryable, sessionId: string): Promise<boolean> {
+  const { rows } = await db.query<{ changed: number; written: number }>(
+    `SELECT (SELECT count(*)::int FROM executions WHERE session_id = $1 AND status = 'succeeded' AND verdict->>'risk_class' <> 'reversible_low') AS changed,
+            (SELECT count(*)::int FROM tool_calls WHERE session_id = $1 AND name IN ('upsert_knowledge', 'update_entity_attributes', 'create_relationship')) AS written`,
+    [sessionId],
+  );
+  const row = rows[0];
+  return row !== undefined && Number(row.changed) > 0 && Number(row.written) === 0;
+}

@@ -426,3 +426,9 @@ export async function recentUnfinishedSessions(
     return { ...row, closed_at: row.closed_at.toISOString() };
   });
 }
+
+/** How many sessions are in each status. */
+export async function sessionCounts(db: Queryable): Promise<Array<{ status: string; count: number }>> {
+  const { rows } = await db.query<{ status: string; count: number }>('SELECT status, count(*)::int AS count FROM sessions GROUP BY status ORDER BY status');
+  return rows.map((r) => ({ ...r, count: Number(r.count) }));
+}

@@ -6,8 +6,9 @@ import type { Queryable } from '../../adapters/db/db.ts';
 import { classify } from '../../domain/risk/index.ts';
 import { EntityLifecycle, EntityType } from '../../domain/entity/events.ts';
 import { Outcome } from '../../domain/session/events.ts';
-import { getEntity, listEntities } from '../../projections/entities.ts';
-import { listSessions } from '../../projections/sessions.ts';
+import { entityCounts, getEntity, listEntities } from '../../projections/entities.ts';
+import { changedWithoutWriteback, executionCounts, pendingApprovalCount } from '../../projections/executions.ts';
+import { listSessions, sessionCounts } from '../../projections/sessions.ts';
 import type { CommandContext, CommandDeps } from '../context.ts';
 import type { ExecutionService } from '../execution/service.ts';
 import { executeSessionCommand } from '../session.ts';
@@ -235,23 +236,14 @@ export async function callTool(name: string, rawArguments: string, call: ToolCal
 }
 
 async function healthSummary(db: Queryable): Promise<unknown> {
-  const [entities, sessions, approvals, executions] = await Promise.all([
-    db.query<{ type: string; state: string; n: number }>('SELECT type, state, count(*)::int AS n FROM entities GROUP BY type, state ORDER BY type, state'),
-    db.query<{ status: string; n: number }>('SELECT status, count(*)::int AS n FROM sessions GROUP BY status ORDER BY status'),
-    db.query<{ n: number }>(`SELECT count(*)::int AS n FROM approvals WHERE status = 'pending'`),
-    db.query<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM executions WHERE status IN ('running', 'failed', 'timed_out') AND requested_at > now() - interval '24 hours' GROUP BY status`),
-  ]);
-  return { entities: entities.rows, sessions: sessions.rows, pending_approvals: approvals.rows[0]?.n ?? 0, executions_last_24h: executions.rows };
+  const day = new Date(Date.now() - 24 * 3600_000);
+  const [entities, sessions, pending, recent] = await Promise.all([entityCounts(db), sessionCounts(db), pendingApprovalCount(db), executionCounts(db, { since: day })]);
+  const executions_last_24h = Object.fromEntries(['running', 'failed', 'timed_out'].map((status) => [status, recent.get(status) ?? 0]));
+  return { entities, sessions, pending_approvals: pending, executions_last_24h };
 }
 
 /** complete_task in a session that changed something but wrote nothing back gets a reminder. */
 async function writebackReminder(s: ToolServices, sessionId: string): Promise<string | null> {
-  const { rows } = await s.readDb.query<{ changed: number; written: number }>(
-    `SELECT (SELECT count(*)::int FROM executions WHERE session_id = $1 AND status = 'succeeded' AND verdict->>'risk_class' <> 'reversible_low') AS changed,
-            (SELECT count(*)::int FROM tool_calls WHERE session_id = $1 AND name IN ('upsert_knowledge', 'update_entity_attributes', 'create_relationship')) AS written`,
-    [sessionId],
-  );
-  const row = rows[0];
-  if (!row || row.changed === 0 || row.written > 0) return null;
+  if (!(await changedWithoutWriteback(s.readDb, sessionId))) return null;
   return 'This session changed the fleet but wrote nothing back. Record what you learned with upsert_knowledge (a runbook for a reusable procedure, an investigation for a diagnosis) and update_entity_attributes.';
 }

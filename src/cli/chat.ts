@@ -2,6 +2,7 @@
 // in one line each), and when a command needs approval offers approve/deny inline (with an operator token).
 import { createInterface } from 'node:readline/promises';
 import { Command } from 'commander';
+import { serverClient } from './server-client.ts';
 
 interface ChatMessage {
   type: string;
@@ -38,9 +39,7 @@ export function chatCommand(): Command {
     .description('chat with the agent in the terminal (server at NOMOS_URL, token NOMOS_TOKEN)')
     .option('--session <id>', 'continue this session')
     .action(async (options: { session?: string }) => {
-      const base = (process.env.NOMOS_URL ?? 'http://127.0.0.1:8092').replace(/\/$/, '');
-      const headers: Record<string, string> = { 'content-type': 'application/json' };
-      if (process.env.NOMOS_TOKEN) headers.authorization = `Bearer ${process.env.NOMOS_TOKEN}`;
+      const { base, headers } = serverClient(process.env);
       const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY });
       let sessionId = options.session;
       const out = (text: string) => process.stdout.write(text);

@@ -10,12 +10,10 @@
 //   SessionDeleted            drops the session's rows
 import { z } from 'zod';
 import type { Queryable } from '../adapters/db/db.ts';
-import type { StoredEvent } from '../commands/event-store.ts';
 import { Actor, EventMetadata } from '../domain/messages.ts';
-import { parseSessionEvent, type SessionEvent, Verdict } from '../domain/session/events.ts';
-import { sessionIdOf } from '../domain/session/stream.ts';
+import { type SessionEvent, Verdict } from '../domain/session/events.ts';
 import type { Projection } from './projection.ts';
-import { isoOrNull, pgJson } from './rows.ts';
+import { isoOrNull, onSessionEvents, pgJson } from './rows.ts';
 
 const EXECUTIONS_VERSION = 1;
 
@@ -118,11 +116,7 @@ export const executionsProjection: Projection = {
     'ExecutionRequested', 'ApprovalRequested', 'ApprovalGranted', 'ApprovalDenied', 'ApprovalExpired', 'ApprovalCancelled',
     'ExecutionStarted', 'ExecutionSucceeded', 'ExecutionFailed', 'ExecutionTimedOut', 'ExecutionRefused', 'SessionDeleted',
   ]),
-  async apply(tx, event: StoredEvent) {
-    const sessionId = sessionIdOf(event.streamName);
-    if (sessionId === null) return;
-    await applyEvent(tx, sessionId, parseSessionEvent(event.type, event.data), Meta.parse(event.metadata), event.position);
-  },
+  apply: onSessionEvents((tx, sessionId, event, stored) => applyEvent(tx, sessionId, event, Meta.parse(stored.metadata), stored.position)),
 };
 
 // ---- queries ----

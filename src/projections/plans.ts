@@ -10,10 +10,9 @@
 //   SessionDeleted     drops the session's steps and goals
 import { z } from 'zod';
 import type { Queryable } from '../adapters/db/db.ts';
-import { Outcome, parseSessionEvent, type SessionEvent, StepStatus } from '../domain/session/events.ts';
-import { sessionIdOf } from '../domain/session/stream.ts';
+import { Outcome, type SessionEvent, StepStatus } from '../domain/session/events.ts';
 import type { Projection } from './projection.ts';
-import { isoOrNull, occurredAt, pgJson } from './rows.ts';
+import { isoOrNull, occurredAt, onSessionEvents, pgJson } from './rows.ts';
 
 const PLANS_VERSION = 1;
 
@@ -110,11 +109,7 @@ export const plansProjection: Projection = {
   version: PLANS_VERSION,
   tables: ['plan_steps', 'goals'],
   handles: new Set(['PlanProposed', 'PlanStepsReplaced', 'PlanStepUpdated', 'GoalSet', 'GoalSuperseded', 'TaskCompleted', 'SessionDeleted']),
-  async apply(tx, event) {
-    const sessionId = sessionIdOf(event.streamName);
-    if (sessionId === null) return;
-    await applyEvent(tx, sessionId, parseSessionEvent(event.type, event.data), occurredAt(event), event.position);
-  },
+  apply: onSessionEvents((tx, sessionId, event, stored) => applyEvent(tx, sessionId, event, occurredAt(stored), stored.position)),
 };
 
 // ---- queries ----

@@ -16,10 +16,9 @@ import { z } from 'zod';
 import type { Queryable } from '../adapters/db/db.ts';
 import { BLOCKER_RULES_VERSION, type BlockerEvidence, type BlockerFacts, deriveBlocker } from '../domain/session/blocker.ts';
 import { entitySlugsIn } from '../domain/session/entities.ts';
-import { Outcome, parseSessionEvent, sessionEventSchemas, type SessionEvent, TurnFailureReason } from '../domain/session/events.ts';
-import { sessionIdOf } from '../domain/session/stream.ts';
+import { Outcome, sessionEventSchemas, type SessionEvent, TurnFailureReason } from '../domain/session/events.ts';
 import type { Projection } from './projection.ts';
-import { isoOrNull, occurredAt, pgJson } from './rows.ts';
+import { isoOrNull, occurredAt, onSessionEvents, pgJson } from './rows.ts';
 
 /** Tables and rules together: the blocker rules' version is part of it, so new rules rebuild the model. */
 const TABLES_VERSION = 2;
@@ -235,11 +234,7 @@ export const sessionsProjection: Projection = {
   tables: ['session_tool_counts', 'session_entities', 'sessions'],
   // Every session event, because every one of them is activity that moves last_active_at.
   handles: new Set(Object.keys(sessionEventSchemas)),
-  async apply(tx, event) {
-    const id = sessionIdOf(event.streamName);
-    if (id === null) return;
-    await applyEvent(tx, id, parseSessionEvent(event.type, event.data), occurredAt(event));
-  },
+  apply: onSessionEvents((tx, id, event, stored) => applyEvent(tx, id, event, occurredAt(stored))),
 };
 
 // ---- queries ----

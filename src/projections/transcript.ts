@@ -8,10 +8,9 @@
 //   SessionDeleted            drops the session's messages and tool calls
 import { z } from 'zod';
 import type { Queryable } from '../adapters/db/db.ts';
-import { parseSessionEvent, type SessionEvent } from '../domain/session/events.ts';
-import { sessionIdOf } from '../domain/session/stream.ts';
+import type { SessionEvent } from '../domain/session/events.ts';
 import type { Projection } from './projection.ts';
-import { isoOrNull, occurredAt, pgJson } from './rows.ts';
+import { isoOrNull, occurredAt, onSessionEvents, pgJson } from './rows.ts';
 
 const TRANSCRIPT_VERSION = 1;
 
@@ -98,11 +97,7 @@ export const transcriptProjection: Projection = {
   version: TRANSCRIPT_VERSION,
   tables: ['tool_calls', 'messages'],
   handles: new Set(['UserMessagePosted', 'AssistantMessageRecorded', 'ToolCallRequested', 'ToolCallCompleted', 'SessionDeleted']),
-  async apply(tx, event) {
-    const sessionId = sessionIdOf(event.streamName);
-    if (sessionId === null) return;
-    await applyEvent(tx, sessionId, parseSessionEvent(event.type, event.data), occurredAt(event), event.position);
-  },
+  apply: onSessionEvents((tx, sessionId, event, stored) => applyEvent(tx, sessionId, event, occurredAt(stored), stored.position)),
 };
 
 // ---- queries ----

@@ -23,8 +23,8 @@ import { SshExecutor } from './adapters/ssh/executor.ts';
 import type { EventStore } from './commands/event-store.ts';
 import type { Config } from './config.ts';
 import type { Projection } from './projections/projection.ts';
-import { LedProjector } from './projections/leadership.ts';
-import { ensureCheckpoint, resetProjection } from './projections/projector.ts';
+import { LedProjector, type LedProjectorOptions } from './projections/leadership.ts';
+import { ensureCheckpoint } from './projections/projector.ts';
 import { entitiesProjection } from './projections/entities.ts';
 import { executionsProjection } from './projections/executions.ts';
 import { knowledgeProjection } from './projections/knowledge.ts';
@@ -37,6 +37,8 @@ const SYSTEM_PROMPT = fileURLToPath(new URL('../prompts/system.md', import.meta.
 
 export const projections: readonly Projection[] = [sessionsProjection, transcriptProjection, plansProjection, entitiesProjection, executionsProjection, knowledgeProjection];
 
+const PGLITE_REBUILD_BATCH = 100;
+
 export interface Runtime {
   readonly db: Db;
   readonly store: EventStore;
@@ -48,7 +50,10 @@ export interface Runtime {
   readonly agent: Agent | null;
   readonly description: { eventStore: string; readModels: string };
   /** Runs each projector for which this process holds the lease (one server per projection at a time). */
-  startProjectors(onError?: (projection: string, error: unknown) => void, options?: { leaseRetryMs?: number }): void;
+  startProjectors(
+    onError?: (projection: string, error: unknown) => void,
+    options?: { leaseRetryMs?: number; onRebuild?: (projection: string, event: Parameters<NonNullable<LedProjectorOptions['onRebuild']>>[0]) => void },
+  ): void;
   /** The projections this process runs right now. */
   leading(): string[];
   /** Every `everyMs` until close: records approvals past their TTL as expired, and executions lost with a stopped server as failed. */
@@ -62,16 +67,21 @@ export async function openDb(config: Config): Promise<Db> {
   return pgliteDb(config.dataDir);
 }
 
-/** Opens everything from configuration; tests may pass a fresh db, a clock, an executor or a model client of their own. */
-export async function openRuntime(config: Config, given?: { db?: Db; clock?: () => Date; executor?: Executor; llm?: LlmClient }): Promise<Runtime> {
+/**
+ * Opens everything from configuration; tests may pass a fresh db, a clock, an executor or a model client of
+ * their own, or other versions of the projections (as a new release of the code would bring).
+ */
+export async function openRuntime(
+  config: Config,
+  given?: { db?: Db; clock?: () => Date; executor?: Executor; llm?: LlmClient; projections?: readonly Projection[] },
+): Promise<Runtime> {
+  const chosen = given?.projections ?? projections;
   const db = given?.db ?? (await openDb(config));
   await migrate(db);
   const store: EventStore = config.eventStoreUrl ? new EsdbEventStore(config.eventStoreUrl) : new SqlEventStore(db);
-  // A projection whose version changed is rebuilt from the first event.
-  for (const projection of projections) {
-    const { versionChanged } = await ensureCheckpoint(db, projection);
-    if (versionChanged) await resetProjection(db, projection);
-  }
+  // A projection whose version changed is rebuilt into shadow tables by the server that leads it, while its
+  // live tables keep answering (see startProjectors).
+  for (const projection of chosen) await ensureCheckpoint(db, projection);
   const projectors: LedProjector[] = [];
   const commandDeps: CommandDeps = { store, readDb: db, clock: given?.clock ?? (() => new Date()), newId: randomUUID };
   const executor = given?.executor ?? (config.sshKeyPath ? new SshExecutor({ privateKey: await readFile(config.sshKeyPath) }) : null);
@@ -96,7 +106,7 @@ export async function openRuntime(config: Config, given?: { db?: Db; clock?: () 
   return {
     db,
     store,
-    projections,
+    projections: chosen,
     commandDeps,
     executions,
     bus,
@@ -106,14 +116,20 @@ export async function openRuntime(config: Config, given?: { db?: Db; clock?: () 
       readModels: db.kind === 'pglite' ? `pglite (${config.dataDir})` : 'postgres',
     },
     startProjectors(onError, options) {
-      for (const projection of projections) {
-        const projector = new LedProjector({ store, db }, projection, { retryMs: options?.leaseRetryMs ?? 2_000, onError: (error) => onError?.(projection.name, error) });
+      for (const projection of chosen) {
+        const projector = new LedProjector({ store, db }, projection, {
+          retryMs: options?.leaseRetryMs ?? 2_000,
+          // On PGlite every statement shares one connection: keep the API's waits behind a rebuild batch short.
+          ...(db.kind === 'pglite' && { rebuildBatchSize: PGLITE_REBUILD_BATCH }),
+          onError: (error) => onError?.(projection.name, error),
+          onRebuild: (event) => options?.onRebuild?.(projection.name, event),
+        });
         projector.start();
         projectors.push(projector);
       }
     },
     leading() {
-      return projections.filter((_p, i) => projectors[i]?.leading === true).map((p) => p.name);
+      return chosen.filter((_p, i) => projectors[i]?.leading === true).map((p) => p.name);
     },
     startSweeper(everyMs, onError) {
       const sweep = async () => {

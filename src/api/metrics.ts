@@ -89,6 +89,12 @@ const metricsPlugin: FastifyPluginCallbackZod = (app, _options, done) => {
         help: 'Events between each projection and the head of the log (0: caught up).',
         samples: statuses.map((s) => ({ labels: { projection: s.name }, value: s.lag })),
       },
+      {
+        name: 'nomos_projection_rebuild_lag',
+        type: 'gauge',
+        help: 'Events between a rebuild under way (shadow tables) and the head of the log; absent when none is.',
+        samples: statuses.flatMap((s) => (s.rebuild ? [{ labels: { projection: s.name }, value: s.rebuild.lag }] : [])),
+      },
     ]);
     return reply.type('text/plain; version=0.0.4; charset=utf-8').send(body);
   });

@@ -17,7 +17,18 @@ export const operationsApi: FastifyPluginCallbackZod = (app, _options, done) => 
     return {
       head_position: head.position,
       // leader: whether this server runs the projector (one server does at a time; the others stand by).
-      projections: status.map((s) => ({ name: s.name, version: s.version, state: 'live', leader: leading.has(s.name), position: s.position, lag: s.lag, updated_at: s.updated_at })),
+      // state rebuilding: the live tables (version, position, lag) answer while `rebuild` builds the new
+      // version into shadow tables; they are swapped in when the rebuild has caught up.
+      projections: status.map((s) => ({
+        name: s.name,
+        version: s.version,
+        state: s.state,
+        leader: leading.has(s.name),
+        position: s.position,
+        lag: s.lag,
+        updated_at: s.updated_at,
+        rebuild: s.rebuild,
+      })),
     };
   });
   done();

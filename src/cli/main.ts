@@ -38,8 +38,9 @@ const projections = program.command('projections').description('inspect and rebu
 projections
   .command('rebuild')
   .argument('[name]', `one projection (${allProjections.map((p) => p.name).join(', ')}); all when omitted`)
-  .description('replay every event into fresh read-model tables')
-  .action(async (name?: string) => rebuildCommand(loadConfig(), name));
+  .option('--restart', 'discard a rebuild left unfinished and start again from the first event (by default it is resumed)')
+  .description('replay every event into shadow tables while the live ones keep answering, then swap them in')
+  .action(async (name: string | undefined, options: { restart?: boolean }) => rebuildCommand(loadConfig(), name, { restart: options.restart === true }));
 projections
   .command('status')
   .description("each projection's version, position and lag")

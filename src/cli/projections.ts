@@ -1,32 +1,65 @@
-// `nomos projections rebuild|status`, run against the configured database directly.
+// `nomos projections rebuild|status`, run against the configured database directly. A rebuild goes into
+// shadow tables, so a server on the same PostgreSQL keeps answering (and following the log) meanwhile;
+// the shadow is swapped in when it has caught up. Interrupted, it resumes where it stopped next time.
+import { SingleBar } from 'cli-progress';
 import type { Config } from '../config.ts';
 import { projectionStatus, rebuildProjection } from '../projections/projector.ts';
-import { openRuntime, projections } from '../runtime.ts';
+import { openRuntime, projections, type Runtime } from '../runtime.ts';
+import type { Projection } from '../projections/projection.ts';
 import { claimDataDir } from './data-dir-lock.ts';
 
-export async function rebuildCommand(config: Config, name?: string): Promise<void> {
+export async function rebuildCommand(config: Config, name: string | undefined, options: { restart: boolean }): Promise<void> {
   const chosen = name === undefined ? projections : projections.filter((p) => p.name === name);
   if (chosen.length === 0) throw new Error(`no projection named ${name}; known: ${projections.map((p) => p.name).join(', ')}`);
   const release = config.databaseUrl ? null : await claimDataDir(config.dataDir);
   const runtime = await openRuntime(config);
   try {
-    for (const projection of chosen) {
-      const started = Date.now();
-      let last = 0;
-      const { events } = await rebuildProjection({ store: runtime.store, db: runtime.db }, projection, (p) => {
-        if (Date.now() - last > 500) {
-          last = Date.now();
-          process.stderr.write(`\r${projection.name}: ${p.events} events (position ${p.position})`);
-        }
-      });
-      const seconds = (Date.now() - started) / 1000;
-      process.stderr.write('\r');
-      console.log(`${projection.name}: rebuilt from ${events} events in ${seconds.toFixed(1)} s`);
-    }
+    for (const projection of chosen) await rebuildOne(runtime, projection, options);
   } finally {
     await runtime.close();
     await release?.();
   }
+}
+
+const formatRate = (perSecond: number) => (perSecond >= 10_000 ? `${Math.round(perSecond / 1000)}k` : String(Math.round(perSecond)));
+
+/** One projection, with a progress bar over the log's positions: events/s and the ETA to the head. */
+async function rebuildOne(runtime: Runtime, projection: Projection, options: { restart: boolean }): Promise<void> {
+  const bar = new SingleBar({
+    format: `${projection.name.padEnd(11)} [{bar}] {percentage}% | position {value}/{total} | {rate} events/s | ETA {eta_formatted}`,
+    barsize: 24,
+    hideCursor: true,
+    // Where stderr is not a terminal (CI, a log file), a line every few seconds instead of redrawing.
+    noTTYOutput: true,
+    notTTYSchedule: 3_000,
+    etaBuffer: 50,
+  });
+  const started = Date.now();
+  let first: number | null = null;
+  let head = (await runtime.store.head()).position;
+  bar.start(Math.max(head, 1), 0, { rate: '0' });
+  // The head moves while we rebuild (a server may be appending): look again now and then.
+  const headWatch = setInterval(() => {
+    void runtime.store.head().then((h) => {
+      head = h.position;
+      bar.setTotal(Math.max(head, 1));
+    }, () => undefined);
+  }, 1_000);
+  let result;
+  try {
+    result = await rebuildProjection({ store: runtime.store, db: runtime.db }, projection, (p) => {
+      first ??= p.events;
+      const seconds = Math.max((Date.now() - started) / 1000, 0.001);
+      bar.update(p.position, { rate: formatRate((p.events - first) / seconds) });
+    }, { restart: options.restart });
+  } finally {
+    clearInterval(headWatch);
+    bar.stop();
+  }
+  const seconds = (Date.now() - started) / 1000;
+  const resumed = result.resumedFrom === null ? '' : ` (resumed from position ${result.resumedFrom})`;
+  const outcome = result.swapped ? 'swapped in' : 'swapped in by another process';
+  console.log(`${projection.name}: rebuilt from ${result.events} events${resumed} in ${seconds.toFixed(1)} s, ${formatRate((result.events - (first ?? 0)) / Math.max(seconds, 0.001))} events/s; ${outcome}`);
 }
 
 export async function statusCommand(config: Config): Promise<void> {
@@ -34,7 +67,8 @@ export async function statusCommand(config: Config): Promise<void> {
   const runtime = await openRuntime(config);
   try {
     for (const s of await projectionStatus({ store: runtime.store, db: runtime.db }, runtime.projections)) {
-      console.log(`${s.name}\tv${s.version}\tposition ${s.position}\tlag ${s.lag}`);
+      const rebuild = s.rebuild ? `\trebuilding v${s.rebuild.version} at position ${s.rebuild.position} (lag ${s.rebuild.lag})` : '';
+      console.log(`${s.name}\tv${s.version}\t${s.state}\tposition ${s.position}\tlag ${s.lag}${rebuild}`);
     }
   } finally {
     await runtime.close();

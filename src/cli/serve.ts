@@ -10,7 +10,12 @@ export async function serve(config: Config): Promise<void> {
   const release = config.databaseUrl ? null : await claimDataDir(config.dataDir);
   const runtime = await openRuntime(config);
   const app = await buildApp({ runtime, readWaitMs: config.readWaitMs, bodyLimit: config.bodyLimit, logger: true, tokens: config.tokens });
-  runtime.startProjectors((name, error) => app.log.error({ err: error, projection: name }, 'projector error; retrying'));
+  runtime.startProjectors((name, error) => app.log.error({ err: error, projection: name }, 'projector error; retrying'), {
+    onRebuild: (name, event) => {
+      if (event.phase === 'started') app.log.info({ projection: name }, 'projection rebuild: building the new version into shadow tables; the live tables keep answering');
+      else app.log.info({ projection: name, events: event.events, seconds: event.seconds, resumed_from: event.resumedFrom, swapped: event.swapped }, 'projection rebuild: swapped in');
+    },
+  });
   runtime.startSweeper(config.sweepMs, (error) => app.log.error({ err: error }, 'approval/execution sweep failed; retrying'));
   const authOff = config.tokens.length === 0;
   // Without tokens anyone who can reach the port could approve commands: only this machine may.

@@ -52,7 +52,7 @@ export async function writeCheckpoint(tx: Queryable, name: string, version: numb
 }
 
 /** Registers the projection at START if it has no row; reports a stored version that differs from the code's. */
-export async function ensureCheckpoint(db: Db, projection: Projection): Promise<{ versionChanged: boolean }> {
+export async function ensureCheckpoint(db: Queryable, projection: Projection): Promise<{ versionChanged: boolean }> {
   await db.query('INSERT INTO projection_checkpoints (name, version, tx, pos) VALUES ($1, $2, 0, 0) ON CONFLICT (name) DO NOTHING', [
     projection.name,
     projection.version,

@@ -1,9 +1,21 @@
 // Several servers may share one database, but exactly one of them runs each projector at a time: the one
 // holding the projection's lease (a PostgreSQL advisory lock on a connection of its own). When that server
 // dies its connection goes and so does the lock; another server takes the lease within `retryMs`.
+// The leader also runs the projection's rebuild when its version changed or a rebuild was left unfinished,
+// beside the live projector; a new leader resumes the rebuild where the old one stopped.
 import type { Lease } from '../adapters/db/db.ts';
 import type { Projection } from './projection.ts';
-import { Projector, type ProjectorDeps } from './projector.ts';
+import { needsRebuild, Projector, type ProjectorDeps, rebuildProjection, type RebuildResult } from './projector.ts';
+import { dropRetired } from './shadow.ts';
+
+export interface LedProjectorOptions {
+  retryMs: number;
+  /** Events per rebuild transaction (smaller on PGlite, whose one connection readers wait for). */
+  rebuildBatchSize?: number;
+  onError?: (error: unknown) => void;
+  /** Told when this process starts (or resumes) a rebuild and when it has swapped it in. */
+  onRebuild?: (event: { phase: 'started' } | ({ phase: 'swapped'; seconds: number } & RebuildResult)) => void;
+}
 
 export class LedProjector {
   private stopped = false;
@@ -15,7 +27,7 @@ export class LedProjector {
   constructor(
     private readonly deps: ProjectorDeps,
     private readonly projection: Projection,
-    private readonly options: { retryMs: number; onError?: (error: unknown) => void },
+    private readonly options: LedProjectorOptions,
   ) {}
 
   /** Whether this process runs the projector now. */
@@ -47,12 +59,41 @@ export class LedProjector {
       }
       this.projector = new Projector(this.deps, this.projection, this.options.onError ? { onError: this.options.onError } : {});
       this.projector.start();
+      const rebuilding = new AbortController();
+      const rebuild = this.rebuildWhileLeading(rebuilding.signal);
       // Lead until the lease is lost (its connection dropped) or we stop.
       await Promise.race([this.lease.lost, new Promise<void>((resolve) => (this.wake = resolve))]);
+      rebuilding.abort();
+      await rebuild;
       await this.projector.stop();
       this.projector = null;
       await this.lease.release();
       this.lease = null;
+    }
+  }
+
+  /** Rebuilds the projection if it needs it, retrying after errors, until done or the signal ends the lead. */
+  private async rebuildWhileLeading(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      try {
+        await dropRetired(this.deps.db, this.projection);
+        if (!(await needsRebuild(this.deps.db, this.projection))) return;
+        const started = Date.now();
+        this.options.onRebuild?.({ phase: 'started' });
+        const result = await rebuildProjection(this.deps, this.projection, undefined, {
+          signal,
+          ...(this.options.rebuildBatchSize !== undefined && { batchSize: this.options.rebuildBatchSize }),
+        });
+        this.options.onRebuild?.({ phase: 'swapped', seconds: (Date.now() - started) / 1000, ...result });
+        return;
+      } catch (error) {
+        if (signal.aborted) return;
+        this.options.onError?.(error);
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, this.options.retryMs);
+          signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+        });
+      }
     }
   }
 

@@ -1,17 +1,11 @@
 // Runs a projection: reads events after its stored checkpoint, applies them and moves the checkpoint in one
-// transaction, then follows the log live. Also rebuilds projections and answers how far they have got.
-import type { Db } from '../adapters/db/db.ts';
+// transaction, then follows the log live. Also rebuilds projections into shadow tables and swaps them in,
+// and answers how far each has got.
+import type { Db, Queryable } from '../adapters/db/db.ts';
 import { type Checkpoint, compareCheckpoints, type EventStore, type StoredEvent } from '../commands/event-store.ts';
-import {
-  ensureCheckpoint,
-  lockProjection,
-  readCheckpoint,
-  resetProjection,
-  sameCheckpoint,
-  type StoredCheckpoint,
-  writeCheckpoint,
-} from './checkpoints.ts';
+import { ensureCheckpoint, lockProjection, readCheckpoint, resetProjection, type StoredCheckpoint, writeCheckpoint } from './checkpoints.ts';
 import type { Projection } from './projection.ts';
+import { advanceRebuild, beginRebuild, dropRetired, enterShadow, indexShadow, lockRebuild, readRebuild, readRebuilds, swapShadow } from './shadow.ts';
 
 export { ensureCheckpoint, resetProjection };
 
@@ -27,8 +21,9 @@ const ERROR_DELAY = { min: 100, max: 10_000 };
 // A lost notification (LISTEN not yet established, or its connection dropped) must not stall a projector
 // forever, so an idle one looks again this often even when nothing woke it.
 const IDLE_RECHECK_MS = 5_000;
+const SWAP_RETRY_MS = 100;
 
-/** The projection's rows were written under another version: they must be rebuilt, not extended. */
+/** A rebuild's shadow rows were written under another version than this code's: they must be started again, not extended. */
 export class ProjectionVersionError extends Error {
   readonly code = 'projection_version_mismatch';
   constructor(
@@ -36,7 +31,7 @@ export class ProjectionVersionError extends Error {
     readonly stored: number,
     readonly expected: number,
   ) {
-    super(`projection ${projection} is stored at version ${stored}, the code is at version ${expected}: rebuild it`);
+    super(`projection ${projection} is being rebuilt at version ${stored}, this code is at version ${expected}: restart the rebuild`);
     this.name = 'ProjectionVersionError';
   }
 }
@@ -50,32 +45,84 @@ interface BatchOutcome {
   readonly discarded: boolean;
 }
 
-async function currentCheckpoint(db: Db, projection: Projection): Promise<StoredCheckpoint> {
-  const stored = await readCheckpoint(db, projection.name);
-  if (stored) return stored;
-  await ensureCheckpoint(db, projection);
-  const registered = await readCheckpoint(db, projection.name);
-  if (!registered) throw new Error(`projection ${projection.name}: checkpoint row missing after registering it`);
-  return registered;
+/** Where a track of rows stands: the version its rows are built under and the last event they hold. */
+interface Place {
+  readonly version: number;
+  readonly checkpoint: Checkpoint;
 }
 
-async function projectBatch(deps: ProjectorDeps, projection: Projection, batchSize: number): Promise<BatchOutcome> {
-  const seen = await currentCheckpoint(deps.db, projection);
-  if (seen.version !== projection.version) throw new ProjectionVersionError(projection.name, seen.version, projection.version);
+/** The rows a batch extends: the live tables, or the shadow tables of a rebuild. */
+interface Track {
+  readonly projection: Projection;
+  /** Where the rows stand; null when the track is gone (a rebuild swapped in or dropped by another process). */
+  place(db: Queryable): Promise<Place | null>;
+  /** Serialises the track's writers across processes until the transaction ends. */
+  lock(tx: Queryable): Promise<void>;
+  /** Points the projection's SQL at the track's tables for the rest of the transaction. */
+  enter(tx: Queryable): Promise<void>;
+  advance(tx: Queryable, seen: Place, checkpoint: Checkpoint, read: number): Promise<void>;
+}
+
+const samePlace = (a: Place, b: Place) => a.version === b.version && a.checkpoint.tx === b.checkpoint.tx && a.checkpoint.pos === b.checkpoint.pos;
+
+/**
+ * The live tables. They follow the log with the running code even while their stored version differs
+ * (a rebuild under the new version is then under way in shadow tables), so reads stay fresh until the swap.
+ */
+function liveTrack(projection: Projection): Track {
+  return {
+    projection,
+    place: async (db) => (await readCheckpoint(db, projection.name)) ?? (await registered(db, projection)),
+    lock: (tx) => lockProjection(tx, projection.name),
+    enter: () => Promise.resolve(),
+    advance: (tx, seen, checkpoint) => writeCheckpoint(tx, projection.name, seen.version, checkpoint),
+  };
+}
+
+/** The shadow tables of the rebuild under way; refuses to extend a shadow built under another version. */
+function shadowTrack(projection: Projection): Track {
+  return {
+    projection,
+    async place(db) {
+      const state = await readRebuild(db, projection.name);
+      if (state && state.version !== projection.version) throw new ProjectionVersionError(projection.name, state.version, projection.version);
+      return state;
+    },
+    lock: (tx) => lockRebuild(tx, projection.name),
+    enter: (tx) => enterShadow(tx, projection),
+    advance: (tx, _seen, checkpoint, read) => advanceRebuild(tx, projection.name, checkpoint, read),
+  };
+}
+
+async function registered(db: Queryable, projection: Projection): Promise<StoredCheckpoint> {
+  await ensureCheckpoint(db, projection);
+  const stored = await readCheckpoint(db, projection.name);
+  if (!stored) throw new Error(`projection ${projection.name}: checkpoint row missing after registering it`);
+  return stored;
+}
+
+/** The track is gone: its rows were swapped in, or thrown away, by another process. */
+const GONE: BatchOutcome = { read: 0, last: null, pending: false, discarded: true };
+
+async function projectBatch(deps: ProjectorDeps, track: Track, batchSize: number): Promise<BatchOutcome> {
+  const { projection } = track;
+  const seen = await track.place(deps.db);
+  if (!seen) return GONE;
   // Read outside any transaction: an open transaction with an xid would hold back pg_snapshot_xmin and stall
   // every reader of the log, and on PGlite its single connection would deadlock against the store.
   const { events, pending } = await deps.store.readAll({ after: seen.checkpoint, limit: batchSize });
   const last = events[events.length - 1];
   if (!last) return { read: 0, last: null, pending, discarded: false };
   const applied = await deps.db.transaction(async (tx) => {
-    await lockProjection(tx, projection.name);
-    // Another projector or a reset got here first; its rows are the truth, ours would double or resurrect.
-    const now = await readCheckpoint(tx, projection.name);
-    if (!now || !sameCheckpoint(now, seen)) return false;
+    await track.lock(tx);
+    // Another projector, a reset or a swap got here first; its rows are the truth, ours would double or resurrect.
+    const now = await track.place(tx);
+    if (!now || !samePlace(now, seen)) return false;
+    await track.enter(tx);
     for (const event of events) {
       if (projection.handles.has(event.type)) await projection.apply(tx, event);
     }
-    await writeCheckpoint(tx, projection.name, projection.version, last.checkpoint);
+    await track.advance(tx, seen, last.checkpoint, events.length);
     return true;
   });
   return { read: events.length, last, pending, discarded: !applied };
@@ -83,12 +130,14 @@ async function projectBatch(deps: ProjectorDeps, projection: Projection, batchSi
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** Runs batches until the log is exhausted and no open transaction holds back events that follow. */
-async function drain(deps: ProjectorDeps, projection: Projection, batchSize: number, onBatch?: (outcome: BatchOutcome) => void): Promise<void> {
+/** Runs batches until the log is exhausted and no open transaction holds back events that follow (or the track goes). */
+async function drain(deps: ProjectorDeps, track: Track, batchSize: number, options: { onBatch?: (outcome: BatchOutcome) => void; signal?: AbortSignal } = {}): Promise<void> {
   let delay = PENDING_DELAY.min;
   for (;;) {
-    const outcome = await projectBatch(deps, projection, batchSize);
-    onBatch?.(outcome);
+    options.signal?.throwIfAborted();
+    const outcome = await projectBatch(deps, track, batchSize);
+    if (outcome === GONE) return;
+    options.onBatch?.(outcome);
     if (outcome.discarded || outcome.read === batchSize) continue;
     if (!outcome.pending) return;
     await sleep(delay);
@@ -130,6 +179,7 @@ class Run {
 
 export class Projector {
   private readonly batchSize: number;
+  private readonly track: Track;
   private readonly onError: (error: unknown) => void;
   private current: { run: Run; done: Promise<void> } | null = null;
 
@@ -141,6 +191,7 @@ export class Projector {
     const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
     if (!Number.isInteger(batchSize) || batchSize < 1) throw new Error(`batchSize must be a positive integer, got ${batchSize}`);
     this.batchSize = batchSize;
+    this.track = liveTrack(projection);
     this.onError = options.onError ?? ((error) => console.error(`projector ${projection.name}:`, error));
   }
 
@@ -164,11 +215,11 @@ export class Projector {
 
   /** One batch; how many events it read (0: nothing to do right now). */
   async runBatch(): Promise<number> {
-    return (await projectBatch(this.deps, this.projection, this.batchSize)).read;
+    return (await projectBatch(this.deps, this.track, this.batchSize)).read;
   }
 
   async catchUp(): Promise<void> {
-    await drain(this.deps, this.projection, this.batchSize);
+    await drain(this.deps, this.track, this.batchSize);
   }
 
   private async follow(run: Run): Promise<void> {
@@ -182,7 +233,7 @@ export class Projector {
         run.dirty = false;
         let outcome: BatchOutcome;
         try {
-          outcome = await projectBatch(this.deps, this.projection, this.batchSize);
+          outcome = await projectBatch(this.deps, this.track, this.batchSize);
           errorDelay = ERROR_DELAY.min;
         } catch (error) {
           this.report(error);
@@ -214,52 +265,126 @@ export class Projector {
   }
 }
 
-/** Empties the projection and replays the whole log into it under the current version. */
+export interface RebuildProgress {
+  /** Events read into the shadow tables so far (including before a resumption). */
+  readonly events: number;
+  /** Position of the last event the shadow tables hold. */
+  readonly position: number;
+}
+
+export interface RebuildOptions {
+  /** Throw away a rebuild under way for this version and start again from the first event. */
+  readonly restart?: boolean;
+  /** Stops the rebuild between batches; what it built so far stays and is resumed next time. */
+  readonly signal?: AbortSignal;
+  readonly batchSize?: number;
+}
+
+export interface RebuildResult {
+  /** Events the rebuilt tables were built from. */
+  readonly events: number;
+  /** Position the rebuild resumed from, when it took over one that had been stopped. */
+  readonly resumedFrom: number | null;
+  /** False when another process swapped the same rebuild in first. */
+  readonly swapped: boolean;
+}
+
+/**
+ * Rebuilds the projection from the first event into shadow tables while the live ones keep answering (and
+ * keep following the log), then swaps them in atomically once they have caught up and drops the old ones.
+ * Resumes a rebuild of the same version that was stopped or killed.
+ */
 export async function rebuildProjection(
   deps: ProjectorDeps,
   projection: Projection,
-  onProgress?: (p: { events: number; position: number }) => void,
-): Promise<{ events: number }> {
-  await resetProjection(deps.db, projection);
-  let events = 0;
-  // Counts what this rebuild applied; batches that another projector committed first are not ours to count.
-  await drain(deps, projection, DEFAULT_BATCH_SIZE, (outcome) => {
+  onProgress?: (progress: RebuildProgress) => void,
+  options: RebuildOptions = {},
+): Promise<RebuildResult> {
+  const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
+  const { resumed, state } = await beginRebuild(deps.db, projection, { restart: options.restart === true });
+  let events = state.events;
+  onProgress?.({ events, position: state.checkpoint.pos });
+  const track = shadowTrack(projection);
+  const onBatch = (outcome: BatchOutcome) => {
+    // Batches another process committed first are not ours to count.
     if (outcome.discarded || !outcome.last) return;
     events += outcome.read;
     onProgress?.({ events, position: outcome.last.position });
-  });
-  return { events };
+  };
+  let swapped = false;
+  for (;;) {
+    await drain(deps, track, batchSize, { onBatch, ...(options.signal && { signal: options.signal }) });
+    await indexShadow(deps.db, projection);
+    options.signal?.throwIfAborted();
+    const outcome = await swapShadow(deps.db, projection);
+    if (outcome === 'swapped') swapped = true;
+    // 'behind': the live tables moved on meanwhile, so catch up again; 'unindexed': it was restarted meanwhile;
+    // 'busy': readers held the live tables too long, so try again shortly.
+    if (outcome === 'swapped' || outcome === 'gone') break;
+    if (outcome === 'busy') await sleep(SWAP_RETRY_MS);
+  }
+  await dropRetired(deps.db, projection);
+  return { events, resumedFrom: resumed ? state.checkpoint.pos : null, swapped };
+}
+
+/** Whether the projection must be rebuilt: its rows were built under another version, or a rebuild was left unfinished. */
+export async function needsRebuild(db: Db, projection: Projection): Promise<boolean> {
+  const [stored, rebuild] = await Promise.all([registered(db, projection), readRebuild(db, projection.name)]);
+  return rebuild !== null || stored.version !== projection.version;
 }
 
 export interface ProjectionStatus {
   name: string;
-  /** The version the stored rows were written under. */
+  /** The version the live rows were built under. */
   version: number;
+  /** rebuilding: a rebuild into shadow tables is under way (or was stopped and waits to be resumed). */
+  state: 'live' | 'rebuilding';
   position: number;
   checkpoint: Checkpoint;
   /** Events between the projection and the head of the log; 0 only when it has processed the head. */
   lag: number;
   updated_at: string;
+  rebuild: { version: number; position: number; lag: number; events: number; started_at: string; updated_at: string } | null;
+}
+
+/** Events between a checkpoint and the head. Readers go in transaction order, so a checkpoint can sit behind the head with a higher pos than the head's: compare checkpoints for "caught up", positions only for how far. */
+function lagOf(checkpoint: Checkpoint, head: { position: number; checkpoint: Checkpoint }): number {
+  return compareCheckpoints(checkpoint, head.checkpoint) >= 0 ? 0 : Math.max(1, head.position - checkpoint.pos);
 }
 
 export async function projectionStatus(deps: ProjectorDeps, projections: readonly Projection[]): Promise<ProjectionStatus[]> {
-  const head = await deps.store.head();
+  const [head, rebuilds] = await Promise.all([deps.store.head(), readRebuilds(deps.db)]);
   const statuses: ProjectionStatus[] = [];
   for (const projection of projections) {
-    const stored = await currentCheckpoint(deps.db, projection);
+    const stored = await registered(deps.db, projection);
     const { checkpoint } = stored;
-    // Readers go in transaction order, so a checkpoint can sit behind the head with a higher pos than the
-    // head's: compare checkpoints for "caught up", positions only for how far.
-    const lag = compareCheckpoints(checkpoint, head.checkpoint) >= 0 ? 0 : Math.max(1, head.position - checkpoint.pos);
-    statuses.push({ name: projection.name, version: stored.version, position: checkpoint.pos, checkpoint, lag, updated_at: stored.updatedAt });
+    const rebuild = rebuilds.get(projection.name);
+    statuses.push({
+      name: projection.name,
+      version: stored.version,
+      state: rebuild ? 'rebuilding' : 'live',
+      position: checkpoint.pos,
+      checkpoint,
+      lag: lagOf(checkpoint, head),
+      updated_at: stored.updatedAt,
+      rebuild: rebuild
+        ? {
+            version: rebuild.version,
+            position: rebuild.checkpoint.pos,
+            lag: lagOf(rebuild.checkpoint, head),
+            events: rebuild.events,
+            started_at: rebuild.startedAt,
+            updated_at: rebuild.updatedAt,
+          }
+        : null,
+    });
   }
   return statuses;
 }
 
 /**
- * Read-your-writes: whether every listed projection has processed the event at `position` under the
- * current version. Position 0 (no event) asks for nothing and is always reached; a position beyond the
- * log never is.
+ * Read-your-writes: whether every listed projection's live rows hold the event at `position`. Position 0
+ * (no event) asks for nothing and is always reached; a position beyond the log never is.
  */
 export async function hasReached(deps: ProjectorDeps, projections: readonly Projection[], position: number): Promise<boolean> {
   if (position <= 0) return true;
@@ -267,7 +392,7 @@ export async function hasReached(deps: ProjectorDeps, projections: readonly Proj
   if (!target) return false;
   for (const projection of projections) {
     const stored = await readCheckpoint(deps.db, projection.name);
-    if (!stored || stored.version !== projection.version || compareCheckpoints(stored.checkpoint, target) < 0) return false;
+    if (!stored || compareCheckpoints(stored.checkpoint, target) < 0) return false;
   }
   return true;
 }

@@ -10,7 +10,7 @@ import type { Projection } from '../../src/projections/projection.ts';
 import {
   ensureCheckpoint,
   hasReached,
-  ProjectionVersionError,
+  needsRebuild,
   Projector,
   type ProjectorDeps,
   projectionStatus,
@@ -247,25 +247,37 @@ describe.each(databases)('projector on $name', (database) => {
     await new Projector(deps, projection, { batchSize: 2 }).catchUp();
     const before = await rowsOf(t.db, projection);
     const progress: { events: number; position: number }[] = [];
-    const { events } = await rebuildProjection(deps, projection, (p) => progress.push(p));
+    const { events, resumedFrom, swapped } = await rebuildProjection(deps, projection, (p) => progress.push(p));
     const head = await store.head();
     expect(events).toBe((await allEvents(store)).length);
+    expect({ resumedFrom, swapped }).toEqual({ resumedFrom: null, swapped: true });
+    expect(progress[0]).toEqual({ events: 0, position: 0 });
     expect(progress.at(-1)).toEqual({ events, position: head.position });
     expect(await rowsOf(t.db, projection)).toEqual(before);
     await expectExact(deps, projection);
   });
 
-  it('reports a version change, refuses to extend rows of another version, and a reset adopts the new one', async () => {
+  it('reports a version change; the live rows keep following the log until a rebuild swaps in the new version', async () => {
     const projection = await testProjection(t.db, 1);
     expect(await ensureCheckpoint(t.db, projection)).toEqual({ versionChanged: false });
     expect(await ensureCheckpoint(t.db, projection)).toEqual({ versionChanged: false });
+    expect(await needsRebuild(t.db, projection)).toBe(false);
+    await appendMany(store, 3);
+    await new Projector(deps, projection).catchUp();
     const next = await testProjection(t.db, 2, projection.name);
     expect(await ensureCheckpoint(t.db, next)).toEqual({ versionChanged: true });
-    await expect(new Projector(deps, next).runBatch()).rejects.toBeInstanceOf(ProjectionVersionError);
-    await resetProjection(t.db, next);
+    expect(await needsRebuild(t.db, next)).toBe(true);
+    await appendMany(store, 3);
+    await new Projector(deps, next).catchUp();
+    let [status] = await projectionStatus(deps, [next]);
+    expect(status).toMatchObject({ name: next.name, version: 1, state: 'live', lag: 0, rebuild: null });
+    await expectExact(deps, next);
+    await rebuildProjection(deps, next);
     expect(await ensureCheckpoint(t.db, next)).toEqual({ versionChanged: false });
-    const [status] = await projectionStatus(deps, [next]);
-    expect(status).toMatchObject({ name: next.name, version: 2, position: 0, checkpoint: START });
+    expect(await needsRebuild(t.db, next)).toBe(false);
+    [status] = await projectionStatus(deps, [next]);
+    expect(status).toMatchObject({ name: next.name, version: 2, state: 'live', lag: 0 });
+    await expectExact(deps, next);
   });
 
   it('reports lag before catch-up and none after', async () => {

@@ -3,7 +3,7 @@
 import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
 import type { Projection } from '../projections/projection.ts';
-import { hasReached, projectionStatus } from '../projections/projector.ts';
+import { hasReached, livePosition, projectionStatus } from '../projections/projector.ts';
 import type { Runtime } from '../runtime.ts';
 import { HttpProblem } from './errors.ts';
 
@@ -37,8 +37,7 @@ export async function awaitPosition(runtime: Runtime, names: readonly string[], 
 
 /** The position every named projection has reached: read it BEFORE the rows, so the rows reflect at least it. */
 export async function asOfPosition(runtime: Runtime, names: readonly string[]): Promise<number> {
-  const status = await projectionStatus({ store: runtime.store, db: runtime.db }, pick(runtime, names));
-  return Math.min(...status.map((s) => s.position));
+  return livePosition(runtime.db, pick(runtime, names));
 }
 
 export function stamp(reply: FastifyReply, position: number): void {

@@ -7,21 +7,24 @@ import type { StoredEvent } from '../../src/commands/event-store.ts';
 import { databases, type TestDb } from '../support/databases.ts';
 import { eventStoreContract, newStream, waitFor } from './event-store.contract.ts';
 
-/** A Db whose transactions, once their work is done, wait for `release` before they commit. */
+/** A Db whose appends, once their rows are written, wait for `release` before they commit. */
 function holdingCommits(db: Db) {
   let reached!: () => void;
   let release!: () => void;
   const workDone = new Promise<void>((resolve) => (reached = resolve));
   const released = new Promise<void>((resolve) => (release = resolve));
+  // The append is one statement: run it in a transaction that stays open, with its rows written, until released.
   const held: Db = {
     ...db,
-    transaction: (fn) =>
-      db.transaction(async (tx) => {
-        const result = await fn(tx);
-        reached();
-        await released;
-        return result;
-      }),
+    query: <Row,>(sql: string, params?: readonly unknown[]) =>
+      sql.includes('INSERT INTO events')
+        ? db.transaction(async (tx) => {
+            const result = await tx.query<Row>(sql, params);
+            reached();
+            await released;
+            return result;
+          })
+        : db.query<Row>(sql, params),
   };
   return { db: held, workDone, release };
 }

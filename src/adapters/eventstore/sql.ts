@@ -1,6 +1,7 @@
 // The event store on PostgreSQL or PGlite (same SQL through the Db port). Appends lock the stream's row and
-// check its version; readers follow (transaction_id, global_position) below the oldest open appending transaction, so
-// a transaction that commits late is read late rather than skipped (see migrations/004). NOTIFY wakes subscribers.
+// check its version in one statement; readers follow (transaction_id, global_position) below the oldest open
+// appending transaction, so a transaction that commits late is read late rather than skipped (see migrations/004).
+// NOTIFY, sent after the commit, wakes subscribers.
 import { randomUUID } from 'node:crypto';
 import { Observable, Subject } from 'rxjs';
 import type { Db } from '../db/db.ts';
@@ -62,43 +63,73 @@ export class SqlEventStore implements EventStore {
   private readonly changes$ = new Subject<void>();
   private listening: Promise<() => Promise<void>> | null = null;
   private closed = false;
+  private wakeWanted = false;
+  private waking: Promise<void> | null = null;
 
   constructor(private readonly db: Db) {}
 
+  /**
+   * One statement, so one round trip and a transaction no longer than it: claim the stream's next versions
+   * (the row lock orders concurrent writers; a version that moved meanwhile matches no row) and insert the
+   * events. Referencing `events` locks it when the statement is parsed, before the transaction has an xid,
+   * which readers rely on (events_safe_bound in migrations/004). Subscribers are woken after the commit.
+   */
   async append(streamName: string, events: readonly NewEvent[], options: { expectedVersion: ExpectedVersion }): Promise<AppendResult> {
     if (events.length === 0) throw new Error('append needs at least one event');
-    return this.db.transaction(async (tx) => {
-      // First, before this transaction has an xid: readers rely on every appender holding this lock
-      // (events_safe_bound in migrations/004).
-      await tx.query('LOCK TABLE events IN ROW EXCLUSIVE MODE');
-      await tx.query('INSERT INTO streams (stream_name, version) VALUES ($1, -1) ON CONFLICT (stream_name) DO NOTHING', [streamName]);
-      const { rows } = await tx.query<{ version: number }>('SELECT version FROM streams WHERE stream_name = $1 FOR UPDATE', [streamName]);
-      const version = Number(rows[0]?.version ?? -1);
-      const expected = options.expectedVersion;
-      if ((expected === 'no_stream' && version !== -1) || (typeof expected === 'number' && expected !== version)) {
-        throw new ConcurrencyError(streamName, expected, version);
-      }
-      const inserted = await tx.query<{ global_position: number }>(
-        `INSERT INTO events (event_id, stream_name, stream_position, type, data, metadata)
-         SELECT e.event_id, $1, $2 + e.n, e.type, e.data, e.metadata
-         FROM unnest($3::uuid[], $4::text[], $5::jsonb[], $6::jsonb[]) WITH ORDINALITY AS e(event_id, type, data, metadata, n)
+    const expected = options.expectedVersion;
+    const count = events.length;
+    const claim =
+      typeof expected === 'number' && expected >= 0
+        ? // The stream must exist at exactly that version.
+          `UPDATE streams SET version = version + $2::bigint WHERE stream_name = $1 AND version = $3::bigint
+           RETURNING version - $2::bigint AS from_version`
+        : // New or empty stream ('no_stream', -1), or any version.
+          `INSERT INTO streams AS s (stream_name, version) VALUES ($1, $2::bigint - 1)
+           ON CONFLICT (stream_name) DO UPDATE SET version = s.version + $2::bigint WHERE $3::bigint IS NULL OR s.version = -1
+           RETURNING s.version - $2::bigint AS from_version`;
+    const { rows } = await this.db.query<{ from_version: number | null; position: number | null }>(
+      `WITH claimed AS (${claim}),
+       appended AS (
+         INSERT INTO events (event_id, stream_name, stream_position, type, data, metadata)
+         SELECT e.event_id, $1, c.from_version + e.n, e.type, e.data, e.metadata
+         FROM claimed c, unnest($4::uuid[], $5::text[], $6::jsonb[], $7::jsonb[]) WITH ORDINALITY AS e(event_id, type, data, metadata, n)
          ORDER BY e.n
-         RETURNING global_position`,
-        [
-          streamName,
-          version,
-          events.map(() => randomUUID()),
-          events.map((e) => e.type),
-          events.map((e) => storableJson(e.data)),
-          events.map((e) => storableJson(e.metadata)),
-        ],
-      );
-      const next = version + events.length;
-      await tx.query('UPDATE streams SET version = $2 WHERE stream_name = $1', [streamName, next]);
-      await tx.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, '']);
-      const positions = inserted.rows.map((r) => Number(r.global_position));
-      return { nextExpectedVersion: next, position: Math.max(...positions) };
-    });
+         RETURNING global_position)
+       SELECT (SELECT from_version FROM claimed) AS from_version, (SELECT max(global_position) FROM appended) AS position`,
+      [
+        streamName,
+        count,
+        expected === 'any' ? null : typeof expected === 'number' ? expected : -1,
+        events.map(() => randomUUID()),
+        events.map((e) => e.type),
+        events.map((e) => storableJson(e.data)),
+        events.map((e) => storableJson(e.metadata)),
+      ],
+    );
+    const row = rows[0];
+    if (row?.from_version == null || row.position == null) {
+      const current = await this.db.query<{ version: number }>('SELECT version FROM streams WHERE stream_name = $1', [streamName]);
+      throw new ConcurrencyError(streamName, expected, Number(current.rows[0]?.version ?? -1));
+    }
+    this.wakeSubscribers();
+    return { nextExpectedVersion: Number(row.from_version) + count, position: Number(row.position) };
+  }
+
+  /**
+   * NOTIFY after the commit, not inside the append: PostgreSQL serialises the commits of notifying
+   * transactions (a lock held through the WAL flush). At most one NOTIFY is in flight per store; appends that
+   * commit meanwhile are covered by the next. A lost one only delays: projectors also look on their own.
+   */
+  private wakeSubscribers(): void {
+    this.wakeWanted = true;
+    if (this.waking || this.closed) return;
+    this.waking = (async () => {
+      while (this.wakeWanted && !this.closed) {
+        this.wakeWanted = false;
+        await this.db.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, '']).catch(() => undefined);
+      }
+      this.waking = null;
+    })();
   }
 
   async readStream(streamName: string): Promise<{ version: number; events: StoredEvent[] }> {
@@ -204,6 +235,7 @@ export class SqlEventStore implements EventStore {
   }
 
   async close(): Promise<void> {
+    await this.waking;
     this.closed = true;
     this.changes$.complete();
     await this.listening?.then(

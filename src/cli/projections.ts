@@ -37,7 +37,7 @@ async function rebuildOne(runtime: Runtime, projection: Projection, options: { r
   const started = Date.now();
   let first: number | null = null;
   let head = (await runtime.store.head()).position;
-  bar.start(Math.max(head, 1), 0, { rate: '0' });
+  let drawn = false;
   // The head moves while we rebuild (a server may be appending): look again now and then.
   const headWatch = setInterval(() => {
     void runtime.store.head().then((h) => {
@@ -50,11 +50,15 @@ async function rebuildOne(runtime: Runtime, projection: Projection, options: { r
     result = await rebuildProjection({ store: runtime.store, db: runtime.db }, projection, (p) => {
       first ??= p.events;
       const seconds = Math.max((Date.now() - started) / 1000, 0.001);
-      bar.update(p.position, { rate: formatRate((p.events - first) / seconds) });
+      const rate = formatRate((p.events - first) / seconds);
+      // The first report says where it starts: 0, or where a stopped rebuild got to.
+      if (drawn) bar.update(p.position, { rate });
+      else bar.start(Math.max(head, p.position, 1), p.position, { rate });
+      drawn = true;
     }, { restart: options.restart });
   } finally {
     clearInterval(headWatch);
-    bar.stop();
+    if (drawn) bar.stop();
   }
   const seconds = (Date.now() - started) / 1000;
   const resumed = result.resumedFrom === null ? '' : ` (resumed from position ${result.resumedFrom})`;

@@ -199,6 +199,7 @@ export async function swapShadow(db: Db, projection: Projection): Promise<SwapOu
     await tx.query(`DROP SCHEMA IF EXISTS ${retired} CASCADE`);
     await tx.query(`CREATE SCHEMA ${retired}`);
     for (const table of tablesOf(projection)) {
+      await copyGrants(tx, `${live}.${table}`, `${shadow}.${table}`);
       await tx.query(`ALTER TABLE IF EXISTS ${live}.${table} SET SCHEMA ${retired}`);
       await tx.query(`ALTER TABLE ${shadow}.${table} SET SCHEMA ${live}`);
     }
@@ -211,6 +212,26 @@ export async function swapShadow(db: Db, projection: Projection): Promise<SwapOu
     if ((error as { code?: unknown }).code === LOCK_NOT_AVAILABLE) return 'busy';
     throw error;
   });
+}
+
+const PRIVILEGES = new Set(['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'TRUNCATE', 'REFERENCES', 'TRIGGER']);
+
+/**
+ * Grants on the live table (say, SELECT for an auditors' role that queries the read models directly) carry
+ * over to its replacement, as they stood at the swap.
+ */
+async function copyGrants(tx: Queryable, from: string, to: string): Promise<void> {
+  const { rows } = await tx.query<{ privilege: string; grantee: string; grantable: boolean }>(
+    `SELECT a.privilege_type AS privilege, CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(r.rolname) END AS grantee,
+            a.is_grantable AS grantable
+       FROM pg_class c CROSS JOIN LATERAL aclexplode(c.relacl) a LEFT JOIN pg_roles r ON r.oid = a.grantee
+      WHERE c.oid = to_regclass($1) AND a.grantee <> c.relowner`,
+    [from],
+  );
+  for (const grant of rows) {
+    if (!PRIVILEGES.has(grant.privilege)) continue;
+    await tx.query(`GRANT ${grant.privilege} ON ${to} TO ${grant.grantee}${grant.grantable ? ' WITH GRANT OPTION' : ''}`);
+  }
 }
 
 /** Drops the tables a swap retired (also those left by a process that died right after its swap). */

@@ -240,4 +240,23 @@ describe.runIf(postgresDatabase !== null)('the swap and long readers on postgres
     const [status] = await projectionStatus(deps, [sessionsProjection]);
     expect(status).toMatchObject({ state: 'live', lag: 0 });
   });
+
+  it("keeps the grants of the live tables (an auditors' role reading the read models directly)", async () => {
+    const deps = { store: runtime.store, db: runtime.db };
+    const role = `nomos_auditor_${Date.now().toString(36)}`;
+    await runtime.db.query(`CREATE ROLE ${role} NOLOGIN`);
+    try {
+      await runtime.db.query(`GRANT SELECT ON sessions, session_entities TO ${role}`);
+      await rebuildProjection(deps, sessionsProjection, undefined, { restart: true });
+      const privilege = async (table: string, what: string) =>
+        (await runtime.db.query<{ ok: boolean }>('SELECT has_table_privilege($1, $2, $3) AS ok', [role, table, what])).rows[0]!.ok;
+      expect(await privilege('sessions', 'SELECT')).toBe(true);
+      expect(await privilege('session_entities', 'SELECT')).toBe(true);
+      expect(await privilege('session_tool_counts', 'SELECT')).toBe(false);
+      expect(await privilege('sessions', 'UPDATE')).toBe(false);
+    } finally {
+      await runtime.db.query(`DROP OWNED BY ${role}`);
+      await runtime.db.query(`DROP ROLE ${role}`);
+    }
+  });
 });

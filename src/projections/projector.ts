@@ -115,6 +115,9 @@ async function projectBatch(deps: ProjectorDeps, track: Track, batchSize: number
   const last = events[events.length - 1];
   if (!last) return { read: 0, last: null, pending, discarded: false };
   const applied = await deps.db.transaction(async (tx) => {
+    // Rows and checkpoint commit together, and both derive from the log: a commit lost in a database crash
+    // loses them together and the events are applied again. So the batch need not wait for the WAL flush.
+    await tx.query('SET LOCAL synchronous_commit = off');
     await track.lock(tx);
     // Another projector, a reset or a swap got here first; its rows are the truth, ours would double or resurrect.
     const now = await track.place(tx);

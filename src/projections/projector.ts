@@ -249,7 +249,9 @@ export class Projector {
         if (outcome.discarded || outcome.read === this.batchSize) continue;
         if (outcome.pending) {
           await run.pause(pendingDelay, { wakeOnChange: true });
-          pendingDelay = Math.min(pendingDelay * 2, PENDING_DELAY.max);
+          // Back off only while nothing moves: under steady appends an appender is nearly always open, and a
+          // batch that made progress must not make the next one wait longer.
+          pendingDelay = outcome.read > 0 ? PENDING_DELAY.min : Math.min(pendingDelay * 2, PENDING_DELAY.max);
           continue;
         }
         pendingDelay = PENDING_DELAY.min;

@@ -59,154 +59,173 @@ function blockerFacts(row: FactsRow, outcome: Outcome, summary: string | null): 
   };
 }
 
-/** 1 when this message id opens the turn's assistant message, 0 when the turn already has it. */
-function opens(row: FactsRow, messageId: string): 0 | 1 {
-  return row.turn_message_id === messageId ? 0 : 1;
+// Each event is one statement where it can be (a round trip is what a rebuild spends its time on): the event's
+// own changes move last_active_at too, and its SQL works from the row it changes rather than reading it first.
+// The blocker rules run in TypeScript, so the events they follow return the facts and may need a second statement.
+
+/** One UPDATE: last_active_at and the event's own `changes`, whose parameters start at $3. */
+async function update(tx: Queryable, id: string, at: string, changes: string, params: readonly unknown[] = []): Promise<void> {
+  await tx.query(`UPDATE sessions SET last_active_at = $2${changes === '' ? '' : `, ${changes}`} WHERE id = $1`, [id, at, ...params]);
 }
 
-/** Moves last_active_at and returns the facts before this event; null when the session is unknown or deleted. */
-async function touch(tx: Queryable, id: string, at: string): Promise<FactsRow | null> {
-  const { rows } = await tx.query(`UPDATE sessions SET last_active_at = $2 WHERE id = $1 RETURNING ${FACT_COLUMNS}`, [id, at]);
+/** The same UPDATE, returning the facts as they stand after it; null when the session is unknown or deleted. */
+async function updateReturningFacts(tx: Queryable, id: string, at: string, changes: string, params: readonly unknown[]): Promise<FactsRow | null> {
+  const { rows } = await tx.query(`UPDATE sessions SET last_active_at = $2, ${changes} WHERE id = $1 RETURNING ${FACT_COLUMNS}`, [id, at, ...params]);
   return rows[0] === undefined ? null : FactsRow.parse(rows[0]);
 }
+
+/** The turn's assistant message is counted by the event that creates it: 1 unless turn_message_id already is `messageId`. */
+const opens = (messageId: string) => `CASE WHEN turn_message_id = ${messageId} THEN 0 ELSE 1 END`;
+
+/**
+ * Adds the slugs (a text[] parameter) to the session's entities: a CTE that inserts them into session_entities,
+ * and the new value of the `entities` column, which holds the same set sorted. Both do nothing for an unknown session.
+ */
+function entitiesAdded(slugs: string): { insert: string; column: string } {
+  return {
+    insert: `INSERT INTO session_entities (session_id, slug) SELECT id, unnest(${slugs}::text[]) FROM sessions WHERE id = $1 ON CONFLICT DO NOTHING`,
+    column: `ARRAY(SELECT DISTINCT slug COLLATE "C" FROM unnest(entities || ${slugs}::text[]) AS slug ORDER BY 1)`,
+  };
+}
+
+/**
+ * top_tools after one more call of the tool `name`, whose new count the CTE `counted` returns. Only that tool's
+ * count grew, so the new top five are the best five of the old ones (without it) and it: no other tool can climb.
+ */
+const topToolsWith = (name: string) => `(
+  SELECT jsonb_agg(jsonb_build_object('name', t.name, 'count', t.count) ORDER BY t.count DESC, t.name)
+  FROM (SELECT name, count FROM counted
+        UNION ALL
+        SELECT (tool->>'name') COLLATE "C", (tool->>'count')::integer FROM jsonb_array_elements(top_tools) AS tool WHERE tool->>'name' <> ${name}
+        ORDER BY count DESC, name LIMIT 5) t)`;
 
 /**
  * The agent's final text usually trails complete_task in the same turn, and often says what blocked it.
  * Text arriving while the session is closed may fill in a missing blocker, but never replaces one.
  */
-async function fillBlocker(tx: Queryable, id: string, row: FactsRow): Promise<void> {
-  if (row.status === 'active' || row.outcome === null || row.blocker !== null) return;
-  const derived = deriveBlocker(blockerFacts(row, row.outcome, row.summary));
+async function fillBlocker(tx: Queryable, id: string, row: FactsRow | null): Promise<void> {
+  if (row === null || row.status === 'active' || row.outcome === null || row.blocker !== null) return;
+  await setBlocker(tx, id, row, row.outcome, row.summary);
+}
+
+async function setBlocker(tx: Queryable, id: string, row: FactsRow, outcome: Outcome, summary: string | null): Promise<void> {
+  const derived = deriveBlocker(blockerFacts(row, outcome, summary));
   if (derived === null) return;
   await tx.query('UPDATE sessions SET blocker = $2, blocker_evidence = $3::jsonb WHERE id = $1', [id, derived.blocker, pgJson(derived.evidence)]);
 }
 
-async function resolveApproval(tx: Queryable, id: string, row: FactsRow, approvalId: string, counts: { expired?: 1; denied?: 1; orphaned?: 1 }): Promise<void> {
-  // Resolving an approval that is not pending (already resolved) changes nothing.
-  if (!row.pending_approval_ids.includes(approvalId)) return;
-  await tx.query(
-    `UPDATE sessions SET pending_approval_ids = array_remove(pending_approval_ids, $2),
-       approvals_expired = approvals_expired + $3, task_approvals_expired = task_approvals_expired + $3,
-       task_approvals_denied = task_approvals_denied + $4, task_approvals_orphaned = task_approvals_orphaned + $5
-     WHERE id = $1`,
-    [id, approvalId, counts.expired ?? 0, counts.denied ?? 0, counts.orphaned ?? 0],
+async function resolveApproval(tx: Queryable, id: string, at: string, approvalId: string, counts: { expired?: 1; denied?: 1; orphaned?: 1 }): Promise<void> {
+  // Resolving an approval that is not pending (already resolved) counts nothing; array_remove then changes nothing either.
+  const ifPending = (count: string) => `CASE WHEN $3 = ANY(pending_approval_ids) THEN ${count} ELSE 0 END`;
+  await update(
+    tx,
+    id,
+    at,
+    `pending_approval_ids = array_remove(pending_approval_ids, $3),
+     approvals_expired = approvals_expired + ${ifPending('$4')}, task_approvals_expired = task_approvals_expired + ${ifPending('$4')},
+     task_approvals_denied = task_approvals_denied + ${ifPending('$5')}, task_approvals_orphaned = task_approvals_orphaned + ${ifPending('$6')}`,
+    [approvalId, counts.expired ?? 0, counts.denied ?? 0, counts.orphaned ?? 0],
   );
 }
 
 async function applyEvent(tx: Queryable, id: string, e: SessionEvent, at: string): Promise<void> {
-  if (e.type === 'SessionStarted') {
-    await tx.query(`INSERT INTO sessions (id, status, created_at, last_active_at) VALUES ($1, 'active', $2, $2) ON CONFLICT (id) DO NOTHING`, [id, at]);
-    return;
-  }
-  const row = await touch(tx, id, at);
-  if (row === null) return;
   switch (e.type) {
-    case 'UserMessagePosted':
-      await tx.query('UPDATE sessions SET user_message_count = user_message_count + 1, turn_message_id = NULL, last_turn_failure = NULL WHERE id = $1', [id]);
+    case 'SessionStarted':
+      await tx.query(`INSERT INTO sessions (id, status, created_at, last_active_at) VALUES ($1, 'active', $2, $2) ON CONFLICT (id) DO NOTHING`, [id, at]);
       return;
+    case 'UserMessagePosted':
+      return update(tx, id, at, 'user_message_count = user_message_count + 1, turn_message_id = NULL, last_turn_failure = NULL');
     case 'AssistantMessageRecorded': {
       const { message_id, text } = e.data;
-      await tx.query(
-        `UPDATE sessions SET assistant_message_count = assistant_message_count + $2, turn_message_id = $3,
-           last_assistant_text = $4, last_turn_failure = NULL
-         WHERE id = $1`,
-        [id, opens(row, message_id), message_id, text],
+      const row = await updateReturningFacts(
+        tx,
+        id,
+        at,
+        `assistant_message_count = assistant_message_count + ${opens('$3')}, turn_message_id = $3, last_assistant_text = $4, last_turn_failure = NULL`,
+        [message_id, text],
       );
-      await fillBlocker(tx, id, { ...row, last_assistant_text: text, last_turn_failure: null });
-      return;
+      return fillBlocker(tx, id, row);
     }
     case 'ToolCallRequested': {
       const { message_id, name, args } = e.data;
+      const entities = entitiesAdded('$5');
       await tx.query(
-        `INSERT INTO session_tool_counts (session_id, name, count) VALUES ($1, $2, 1)
-         ON CONFLICT (session_id, name) DO UPDATE SET count = session_tool_counts.count + 1`,
-        [id, name],
-      );
-      const slugs = entitySlugsIn(args);
-      if (slugs.length > 0) {
-        await tx.query(
-          'INSERT INTO session_entities (session_id, slug) SELECT $1, jsonb_array_elements_text($2::jsonb) ON CONFLICT DO NOTHING',
-          [id, pgJson(slugs)],
-        );
-      }
-      await tx.query(
-        `UPDATE sessions SET assistant_message_count = assistant_message_count + $2, turn_message_id = $3,
-           tool_call_count = tool_call_count + 1,
-           top_tools = (
-             SELECT coalesce(jsonb_agg(jsonb_build_object('name', t.name, 'count', t.count) ORDER BY t.count DESC, t.name), '[]'::jsonb)
-             FROM (SELECT name, count FROM session_tool_counts WHERE session_id = $1 ORDER BY count DESC, name LIMIT 5) t),
-           entities = ARRAY(SELECT slug FROM session_entities WHERE session_id = $1 ORDER BY slug)
+        `WITH counted AS (
+           INSERT INTO session_tool_counts (session_id, name, count) SELECT id, $4, 1 FROM sessions WHERE id = $1
+           ON CONFLICT (session_id, name) DO UPDATE SET count = session_tool_counts.count + 1
+           RETURNING name, count
+         ), named AS (${entities.insert})
+         UPDATE sessions SET last_active_at = $2, assistant_message_count = assistant_message_count + ${opens('$3')}, turn_message_id = $3,
+           tool_call_count = tool_call_count + 1, top_tools = ${topToolsWith('$4')}, entities = ${entities.column}
          WHERE id = $1`,
-        [id, opens(row, message_id), message_id],
+        [id, at, message_id, name, entitySlugsIn(args)],
       );
       return;
     }
     case 'GoalSet':
-      await tx.query('UPDATE sessions SET goal = $2, title = $3 WHERE id = $1', [id, e.data.goal, e.data.title]);
-      return;
+      return update(tx, id, at, 'goal = $3, title = $4', [e.data.goal, e.data.title]);
     case 'TaskCompleted': {
       const { status, outcome, summary } = e.data;
-      const derived = deriveBlocker(blockerFacts(row, outcome, summary));
-      await tx.query(
-        `UPDATE sessions SET status = $2, outcome = $3, summary = $4, closed_at = $5, blocker = $6, blocker_evidence = $7::jsonb
-         WHERE id = $1`,
-        [id, status, outcome, summary, at, derived?.blocker ?? null, pgJson(derived?.evidence)],
+      // The blocker of the task before a reopen is gone; this task's, if any, follows from the facts returned.
+      const row = await updateReturningFacts(
+        tx,
+        id,
+        at,
+        'status = $3, outcome = $4, summary = $5, closed_at = $2, blocker = NULL, blocker_evidence = NULL',
+        [status, outcome, summary],
       );
+      if (row !== null) await setBlocker(tx, id, row, outcome, summary);
       return;
     }
     case 'SessionReopened':
-      await tx.query(
-        `UPDATE sessions SET status = 'active', outcome = NULL, summary = NULL, blocker = NULL, blocker_evidence = NULL, closed_at = NULL,
-           task_approvals_expired = 0, task_approvals_denied = 0, task_approvals_orphaned = 0,
-           task_executions_refused = 0, task_executions_timed_out = 0
-         WHERE id = $1`,
-        [id],
+      return update(
+        tx,
+        id,
+        at,
+        `status = 'active', outcome = NULL, summary = NULL, blocker = NULL, blocker_evidence = NULL, closed_at = NULL,
+         task_approvals_expired = 0, task_approvals_denied = 0, task_approvals_orphaned = 0,
+         task_executions_refused = 0, task_executions_timed_out = 0`,
       );
-      return;
     case 'ApprovalRequested':
-      await tx.query(
-        'UPDATE sessions SET pending_approval_ids = array_append(pending_approval_ids, $2), approvals_requested = approvals_requested + 1 WHERE id = $1',
-        [id, e.data.approval_id],
-      );
-      return;
+      return update(tx, id, at, 'pending_approval_ids = array_append(pending_approval_ids, $3), approvals_requested = approvals_requested + 1', [
+        e.data.approval_id,
+      ]);
     case 'ApprovalGranted':
-      return resolveApproval(tx, id, row, e.data.approval_id, {});
+      return resolveApproval(tx, id, at, e.data.approval_id, {});
     case 'ApprovalDenied':
-      return resolveApproval(tx, id, row, e.data.approval_id, { denied: 1 });
+      return resolveApproval(tx, id, at, e.data.approval_id, { denied: 1 });
     case 'ApprovalExpired':
-      return resolveApproval(tx, id, row, e.data.approval_id, { expired: 1 });
+      return resolveApproval(tx, id, at, e.data.approval_id, { expired: 1 });
     case 'ApprovalCancelled':
-      return resolveApproval(tx, id, row, e.data.approval_id, e.data.reason.startsWith('orphaned') ? { orphaned: 1 } : {});
+      return resolveApproval(tx, id, at, e.data.approval_id, e.data.reason.startsWith('orphaned') ? { orphaned: 1 } : {});
     case 'TurnFailed':
-      await tx.query('UPDATE sessions SET last_turn_failure = $2 WHERE id = $1', [id, e.data.reason]);
-      await fillBlocker(tx, id, { ...row, last_turn_failure: e.data.reason });
-      return;
+      return fillBlocker(tx, id, await updateReturningFacts(tx, id, at, 'last_turn_failure = $3', [e.data.reason]));
     case 'ExecutionRequested': {
-      const { target } = e.data;
-      await tx.query('INSERT INTO session_entities (session_id, slug) VALUES ($1, $2) ON CONFLICT DO NOTHING', [id, target]);
+      const entities = entitiesAdded('$3');
       await tx.query(
-        `UPDATE sessions SET executions_count = executions_count + 1,
-           targets = CASE WHEN $2 = ANY(targets) THEN targets ELSE (SELECT array_agg(t ORDER BY t) FROM unnest(array_append(targets, $2)) t) END,
-           entities = ARRAY(SELECT slug FROM session_entities WHERE session_id = $1 ORDER BY slug)
+        `WITH named AS (${entities.insert})
+         UPDATE sessions SET last_active_at = $2, executions_count = executions_count + 1,
+           targets = CASE WHEN $4 = ANY(targets) THEN targets ELSE (SELECT array_agg(t ORDER BY t) FROM unnest(array_append(targets, $4)) t) END,
+           entities = ${entities.column}
          WHERE id = $1`,
-        [id, target],
+        [id, at, [e.data.target], e.data.target],
       );
       return;
     }
     case 'ExecutionFailed':
-      await tx.query('UPDATE sessions SET failed_executions = failed_executions + 1 WHERE id = $1', [id]);
-      return;
+      return update(tx, id, at, 'failed_executions = failed_executions + 1');
     case 'ExecutionTimedOut':
-      await tx.query('UPDATE sessions SET failed_executions = failed_executions + 1, task_executions_timed_out = task_executions_timed_out + 1 WHERE id = $1', [id]);
-      return;
+      return update(tx, id, at, 'failed_executions = failed_executions + 1, task_executions_timed_out = task_executions_timed_out + 1');
     case 'ExecutionRefused':
       // Only the retry cap speaks of a tool that kept failing; other refusals (a key mismatch) are not the tool's error.
-      if (e.data.reason === 'retry_cap') await tx.query('UPDATE sessions SET task_executions_refused = task_executions_refused + 1 WHERE id = $1', [id]);
-      return;
+      return update(tx, id, at, e.data.reason === 'retry_cap' ? 'task_executions_refused = task_executions_refused + 1' : '');
     case 'SessionDeleted':
-      await tx.query('DELETE FROM session_tool_counts WHERE session_id = $1', [id]);
-      await tx.query('DELETE FROM session_entities WHERE session_id = $1', [id]);
-      await tx.query('DELETE FROM sessions WHERE id = $1', [id]);
+      // An unknown session has no tool counts nor entities either: they are only ever added beside its row.
+      await tx.query(
+        `WITH tools AS (DELETE FROM session_tool_counts WHERE session_id = $1), named AS (DELETE FROM session_entities WHERE session_id = $1)
+         DELETE FROM sessions WHERE id = $1`,
+        [id],
+      );
       return;
     case 'ToolCallCompleted':
     case 'GoalSuperseded':
@@ -220,7 +239,7 @@ async function applyEvent(tx: Queryable, id: string, e: SessionEvent, at: string
     case 'TurnStarted':
     case 'TurnCancelRequested':
     case 'TurnEnded':
-      return; // only last_active_at
+      return update(tx, id, at, ''); // only last_active_at
     default: {
       const unhandled: never = e;
       throw new Error(`sessions projection: unhandled event ${JSON.stringify(unhandled)}`);

@@ -31,17 +31,17 @@ async function applyEvent(tx: Queryable, sessionId: string, e: SessionEvent, at:
       );
       return;
     case 'ToolCallRequested': {
+      // One statement: the turn's message, if this call opens it, and the call (next seq of the session).
       const { tool_call_id, message_id, name, args } = e.data;
       await tx.query(
-        `INSERT INTO messages (session_id, id, role, text, created_at, event_position) VALUES ($1, $2, 'assistant', NULL, $3, $4)
-         ON CONFLICT (session_id, id) DO NOTHING`,
-        [sessionId, message_id, at, position],
-      );
-      await tx.query(
-        `INSERT INTO tool_calls (session_id, id, seq, message_id, name, args, status, requested_at)
+        `WITH message AS (
+           INSERT INTO messages (session_id, id, role, text, created_at, event_position) VALUES ($1, $3, 'assistant', NULL, $6, $7)
+           ON CONFLICT (session_id, id) DO NOTHING
+         )
+         INSERT INTO tool_calls (session_id, id, seq, message_id, name, args, status, requested_at)
          SELECT $1, $2, coalesce(max(seq), 0) + 1, $3, $4, $5::jsonb, 'requested', $6 FROM tool_calls WHERE session_id = $1
          ON CONFLICT (session_id, id) DO NOTHING`,
-        [sessionId, tool_call_id, message_id, name, pgJson(args), at],
+        [sessionId, tool_call_id, message_id, name, pgJson(args), at, position],
       );
       return;
     }
@@ -56,8 +56,7 @@ async function applyEvent(tx: Queryable, sessionId: string, e: SessionEvent, at:
       return;
     }
     case 'SessionDeleted':
-      await tx.query('DELETE FROM tool_calls WHERE session_id = $1', [sessionId]);
-      await tx.query('DELETE FROM messages WHERE session_id = $1', [sessionId]);
+      await tx.query('WITH calls AS (DELETE FROM tool_calls WHERE session_id = $1) DELETE FROM messages WHERE session_id = $1', [sessionId]);
       return;
     case 'SessionStarted':
     case 'SessionReopened':

@@ -10,7 +10,11 @@ export interface Scale {
   readonly sessions: number;
   readonly listRequests: number;
   readonly auditSessions: number;
-  readonly lag: { readonly eventsPerSecond: number; readonly seconds: number };
+  /**
+   * Steady append rates to measure the lag at, each for `seconds`: one the projectors sustain and one beyond
+   * what they sustain (where the lag grows for as long as the run lasts).
+   */
+  readonly lag: { readonly rates: readonly number[]; readonly seconds: number };
 }
 
 export const SCALES: Record<string, Scale> = {
@@ -21,7 +25,7 @@ export const SCALES: Record<string, Scale> = {
     sessions: 100_000,
     listRequests: 2_000,
     auditSessions: 10_000,
-    lag: { eventsPerSecond: 1_000, seconds: 30 },
+    lag: { rates: [200, 1_000], seconds: 30 },
   },
   medium: {
     name: 'medium',
@@ -30,7 +34,7 @@ export const SCALES: Record<string, Scale> = {
     sessions: 5_000,
     listRequests: 1_000,
     auditSessions: 2_000,
-    lag: { eventsPerSecond: 500, seconds: 20 },
+    lag: { rates: [200, 500], seconds: 20 },
   },
   small: {
     name: 'small',
@@ -39,6 +43,6 @@ export const SCALES: Record<string, Scale> = {
     sessions: 150,
     listRequests: 200,
     auditSessions: 100,
-    lag: { eventsPerSecond: 200, seconds: 2 },
+    lag: { rates: [200], seconds: 2 },
   },
 };

@@ -333,10 +333,13 @@ export async function rebuildProjection(
   return { events, resumedFrom: resumed ? state.checkpoint.pos : null, swapped };
 }
 
-/** Whether the projection must be rebuilt: its rows were built under another version, or a rebuild was left unfinished. */
+/** Whether the projection must be rebuilt: its rows were built under an older version, or a rebuild was left unfinished. */
 export async function needsRebuild(db: Db, projection: Projection): Promise<boolean> {
   const [stored, rebuild] = await Promise.all([registered(db, projection), readRebuild(db, projection.name)]);
-  return rebuild !== null || stored.version !== projection.version;
+  // Versions only grow. During a rolling upgrade an older server must neither undo a newer server's rebuild
+  // nor rebuild rows a newer version built; going back to an older version is an operator's explicit rebuild.
+  if (rebuild !== null) return rebuild.version <= projection.version;
+  return stored.version < projection.version;
 }
 
 export interface ProjectionStatus {

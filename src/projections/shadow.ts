@@ -112,6 +112,12 @@ export async function beginRebuild(db: Db, projection: Projection, options: { re
     await lockRebuild(tx, projection.name);
     const existing = await readRebuild(tx, projection.name);
     if (existing && existing.version === projection.version && !options.restart && (await schemaExists(tx, shadow))) return true;
+    if (existing && existing.version > projection.version && !options.restart) {
+      throw new Error(
+        `projection ${projection.name}: a rebuild to version ${existing.version} is under way, newer than this code's ${projection.version}; ` +
+          'pass restart to replace it with this version',
+      );
+    }
     const live = await liveSchema(tx);
     await tx.query(`DROP SCHEMA IF EXISTS ${shadow} CASCADE`);
     await tx.query(`CREATE SCHEMA ${shadow}`);

@@ -278,6 +278,17 @@ describe.each(databases)('projector on $name', (database) => {
     [status] = await projectionStatus(deps, [next]);
     expect(status).toMatchObject({ name: next.name, version: 2, state: 'live', lag: 0 });
     await expectExact(deps, next);
+    // An older server (version 1) beside the newer one neither rebuilds the newer rows nor replaces its rebuild.
+    expect(await needsRebuild(t.db, projection)).toBe(false);
+    const third = await testProjection(t.db, 3, projection.name);
+    await rebuildProjection(deps, third, () => {
+      throw new Error('stopped after the first report');
+    }).catch(() => undefined);
+    expect(await needsRebuild(t.db, projection)).toBe(false);
+    await expect(rebuildProjection(deps, projection)).rejects.toThrow(/newer than this code/);
+    expect(await needsRebuild(t.db, third)).toBe(true);
+    await rebuildProjection(deps, third);
+    await expectExact(deps, third);
   });
 
   it('reports lag before catch-up and none after', async () => {

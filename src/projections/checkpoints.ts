@@ -29,11 +29,6 @@ export async function readCheckpoint(db: Queryable, name: string): Promise<Store
   };
 }
 
-/** Same projection version and same place in the log: the rows a writer saw are the rows still there. */
-export function sameCheckpoint(a: StoredCheckpoint, b: StoredCheckpoint): boolean {
-  return a.version === b.version && a.checkpoint.tx === b.checkpoint.tx && a.checkpoint.pos === b.checkpoint.pos;
-}
-
 /**
  * Serialises the projector's batches and resets of one projection across processes until the transaction
  * ends. Take it in its own statement: under READ COMMITTED the next statement's snapshot then sees what the

@@ -84,15 +84,13 @@ export async function advanceRebuild(tx: Queryable, name: string, checkpoint: Ch
 
 /** Makes the projection's SQL in this transaction resolve its tables to the shadow copies. */
 export async function enterShadow(tx: Queryable, projection: Projection): Promise<void> {
-  const { rows } = await tx.query<{ live: string }>('SELECT current_schema() AS live');
-  const live = rows[0]?.live;
-  if (!live) throw new Error('no current schema: the search_path names no existing schema');
-  await tx.query(`SET LOCAL search_path TO ${shadowSchema(projection)}, ${identifier(live, 'schema')}`);
+  await tx.query(`SET LOCAL search_path TO ${shadowSchema(projection)}, ${await liveSchema(tx)}`);
 }
 
+/** The schema the live tables are in: the first existing one on the search_path. */
 async function liveSchema(tx: Queryable): Promise<string> {
   const { rows } = await tx.query<{ live: string | null }>('SELECT current_schema() AS live');
-  return identifier(rows[0]?.live ?? '', 'live schema');
+  return identifier(rows[0]?.live ?? '', 'live schema (the search_path names no existing schema)');
 }
 
 async function schemaExists(tx: Queryable, schema: string): Promise<boolean> {

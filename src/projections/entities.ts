@@ -20,7 +20,7 @@ import {
   parseEntityEvent,
 } from '../domain/entity/events.ts';
 import { entitySlugOf } from '../domain/entity/stream.ts';
-import type { Projection } from './projection.ts';
+import { eachEvent, type Projection } from './projection.ts';
 import { occurredAt, pgJson } from './rows.ts';
 
 // 2: entity_relations, attributes updates.
@@ -90,11 +90,11 @@ export const entitiesProjection: Projection = {
   version: TABLES_VERSION,
   tables: ['entity_relations', 'entities'],
   handles: new Set(Object.keys(entityEventSchemas)),
-  async apply(tx, event) {
+  applyBatch: eachEvent(async (tx, event) => {
     const slug = entitySlugOf(event.streamName);
     if (slug === null) return;
     await applyEvent(tx, slug, parseEntityEvent(event.type, event.data), occurredAt(event));
-  },
+  }),
 };
 
 // ---- queries ----

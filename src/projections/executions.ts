@@ -12,7 +12,7 @@ import { z } from 'zod';
 import type { Queryable } from '../adapters/db/db.ts';
 import { Actor, EventMetadata } from '../domain/messages.ts';
 import { type SessionEvent, Verdict } from '../domain/session/events.ts';
-import type { Projection } from './projection.ts';
+import { eachEvent, type Projection } from './projection.ts';
 import { isoOrNull, onSessionEvents, pgJson } from './rows.ts';
 
 const EXECUTIONS_VERSION = 1;
@@ -116,7 +116,7 @@ export const executionsProjection: Projection = {
     'ExecutionRequested', 'ApprovalRequested', 'ApprovalGranted', 'ApprovalDenied', 'ApprovalExpired', 'ApprovalCancelled',
     'ExecutionStarted', 'ExecutionSucceeded', 'ExecutionFailed', 'ExecutionTimedOut', 'ExecutionRefused', 'SessionDeleted',
   ]),
-  apply: onSessionEvents((tx, sessionId, event, stored) => applyEvent(tx, sessionId, event, Meta.parse(stored.metadata), stored.position)),
+  applyBatch: eachEvent(onSessionEvents((tx, sessionId, event, stored) => applyEvent(tx, sessionId, event, Meta.parse(stored.metadata), stored.position))),
 };
 
 // ---- queries ----

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import type { Queryable } from '../adapters/db/db.ts';
 import { type KnowledgeEvent, KnowledgeKind, knowledgeEventSchemas, parseKnowledgeEvent } from '../domain/knowledge/events.ts';
 import { knowledgeIdOf } from '../domain/knowledge/stream.ts';
-import type { Projection } from './projection.ts';
+import { eachEvent, type Projection } from './projection.ts';
 import { occurredAt } from './rows.ts';
 
 const TABLES_VERSION = 1;
@@ -57,11 +57,11 @@ export const knowledgeProjection: Projection = {
   version: TABLES_VERSION,
   tables: ['knowledge'],
   handles: new Set(Object.keys(knowledgeEventSchemas)),
-  async apply(tx, event) {
+  applyBatch: eachEvent(async (tx, event) => {
     const id = knowledgeIdOf(event.streamName);
     if (id === null) return;
     await applyEvent(tx, id, parseKnowledgeEvent(event.type, event.data), occurredAt(event));
-  },
+  }),
 };
 
 // ---- queries ----

@@ -11,7 +11,7 @@
 import { z } from 'zod';
 import type { Queryable } from '../adapters/db/db.ts';
 import { Outcome, type SessionEvent, StepStatus } from '../domain/session/events.ts';
-import type { Projection } from './projection.ts';
+import { eachEvent, type Projection } from './projection.ts';
 import { isoOrNull, occurredAt, onSessionEvents, pgJson } from './rows.ts';
 
 const PLANS_VERSION = 1;
@@ -109,7 +109,7 @@ export const plansProjection: Projection = {
   version: PLANS_VERSION,
   tables: ['plan_steps', 'goals'],
   handles: new Set(['PlanProposed', 'PlanStepsReplaced', 'PlanStepUpdated', 'GoalSet', 'GoalSuperseded', 'TaskCompleted', 'SessionDeleted']),
-  apply: onSessionEvents((tx, sessionId, event, stored) => applyEvent(tx, sessionId, event, occurredAt(stored), stored.position)),
+  applyBatch: eachEvent(onSessionEvents((tx, sessionId, event, stored) => applyEvent(tx, sessionId, event, occurredAt(stored), stored.position))),
 };
 
 // ---- queries ----

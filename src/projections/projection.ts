@@ -11,6 +11,16 @@ export interface Projection {
   readonly tables: readonly string[];
   /** Event types it reacts to; others only move its checkpoint. */
   readonly handles: ReadonlySet<string>;
-  /** Applies one event inside the projector's transaction. */
-  apply(tx: Queryable, event: StoredEvent): Promise<void>;
+  /**
+   * Applies a batch of events it handles, in log order, inside the projector's transaction. The rows must come
+   * out the same whether the events arrive one per batch or all in one (test/projections/batching.test.ts).
+   */
+  applyBatch(tx: Queryable, events: readonly StoredEvent[]): Promise<void>;
+}
+
+/** applyBatch for a projection that applies each event on its own (one or more statements per event). */
+export function eachEvent(apply: (tx: Queryable, event: StoredEvent) => Promise<void>): Projection['applyBatch'] {
+  return async (tx, events) => {
+    for (const event of events) await apply(tx, event);
+  };
 }

@@ -123,9 +123,8 @@ async function projectBatch(deps: ProjectorDeps, track: Track, batchSize: number
     const now = await track.place(tx);
     if (!now || !samePlace(now, seen)) return false;
     await track.enter(tx);
-    for (const event of events) {
-      if (projection.handles.has(event.type)) await projection.apply(tx, event);
-    }
+    const handled = events.filter((event) => projection.handles.has(event.type));
+    if (handled.length > 0) await projection.applyBatch(tx, handled);
     await track.advance(tx, seen, last.checkpoint, events.length);
     return true;
   });

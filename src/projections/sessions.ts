@@ -17,7 +17,7 @@ import type { Queryable } from '../adapters/db/db.ts';
 import { BLOCKER_RULES_VERSION, type BlockerEvidence, type BlockerFacts, deriveBlocker } from '../domain/session/blocker.ts';
 import { entitySlugsIn } from '../domain/session/entities.ts';
 import { Outcome, sessionEventSchemas, type SessionEvent, TurnFailureReason } from '../domain/session/events.ts';
-import type { Projection } from './projection.ts';
+import { eachEvent, type Projection } from './projection.ts';
 import { isoOrNull, occurredAt, onSessionEvents, pgJson } from './rows.ts';
 
 /** Tables and rules together: the blocker rules' version is part of it, so new rules rebuild the model. */
@@ -253,7 +253,7 @@ export const sessionsProjection: Projection = {
   tables: ['session_tool_counts', 'session_entities', 'sessions'],
   // Every session event, because every one of them is activity that moves last_active_at.
   handles: new Set(Object.keys(sessionEventSchemas)),
-  apply: onSessionEvents((tx, id, event, stored) => applyEvent(tx, id, event, occurredAt(stored))),
+  applyBatch: eachEvent(onSessionEvents((tx, id, event, stored) => applyEvent(tx, id, event, occurredAt(stored)))),
 };
 
 // ---- queries ----

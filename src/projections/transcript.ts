@@ -9,7 +9,7 @@
 import { z } from 'zod';
 import type { Queryable } from '../adapters/db/db.ts';
 import type { SessionEvent } from '../domain/session/events.ts';
-import type { Projection } from './projection.ts';
+import { eachEvent, type Projection } from './projection.ts';
 import { isoOrNull, occurredAt, onSessionEvents, pgJson } from './rows.ts';
 
 const TRANSCRIPT_VERSION = 1;
@@ -96,7 +96,7 @@ export const transcriptProjection: Projection = {
   version: TRANSCRIPT_VERSION,
   tables: ['tool_calls', 'messages'],
   handles: new Set(['UserMessagePosted', 'AssistantMessageRecorded', 'ToolCallRequested', 'ToolCallCompleted', 'SessionDeleted']),
-  apply: onSessionEvents((tx, sessionId, event, stored) => applyEvent(tx, sessionId, event, occurredAt(stored), stored.position)),
+  applyBatch: eachEvent(onSessionEvents((tx, sessionId, event, stored) => applyEvent(tx, sessionId, event, occurredAt(stored), stored.position))),
 };
 
 // ---- queries ----

@@ -57,7 +57,7 @@ export class SessionFeed {
 export async function applyEvents(db: Db, projection: Projection, events: readonly StoredEvent[]): Promise<void> {
   for (const event of events) {
     if (!projection.handles.has(event.type)) continue;
-    await db.transaction((tx) => projection.apply(tx, event));
+    await db.transaction((tx) => projection.applyBatch(tx, [event]));
   }
 }
 

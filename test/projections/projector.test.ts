@@ -6,7 +6,7 @@ import type { Queryable } from '../../src/adapters/db/db.ts';
 import { postgresDb } from '../../src/adapters/db/postgres.ts';
 import { SqlEventStore } from '../../src/adapters/eventstore/sql.ts';
 import { type EventStore, type NewEvent, START, type StoredEvent } from '../../src/commands/event-store.ts';
-import type { Projection } from '../../src/projections/projection.ts';
+import { eachEvent, type Projection } from '../../src/projections/projection.ts';
 import {
   ensureCheckpoint,
   hasReached,
@@ -45,13 +45,13 @@ async function testProjection(db: Queryable, version = 1, name = `p${++tables}`)
     rowsTable,
     failOnce: new Set(),
     applied: 0,
-    async apply(tx, event) {
+    applyBatch: eachEvent(async (tx, event) => {
       projection.applied++;
       await projection.onApply?.(event);
       if (projection.failOnce.delete(event.position)) throw new Error(`planned failure at ${event.position}`);
       await tx.query(`INSERT INTO ${rowsTable} (position, stream, type) VALUES ($1, $2, $3)`, [event.position, event.streamName, event.type]);
       await tx.query(`INSERT INTO ${counterTable} (id, n) VALUES (1, 1) ON CONFLICT (id) DO UPDATE SET n = ${counterTable}.n + 1`);
-    },
+    }),
   };
   return projection;
 }

@@ -164,10 +164,12 @@ describe.each(databases)('a new projection version at start-up on $name', (datab
     const next: Projection = {
       ...sessionsProjection,
       version: sessionsProjection.version + 1,
-      async apply(tx, event) {
-        await sessionsProjection.apply(tx, event);
-        await new Promise((r) => setTimeout(r, 5));
-        await tx.query('UPDATE sessions SET blocker = upper(blocker) WHERE id = $1 AND blocker IS NOT NULL', [event.streamName.replace(/^session-/, '')]);
+      async applyBatch(tx, events) {
+        for (const event of events) {
+          await sessionsProjection.applyBatch(tx, [event]);
+          await new Promise((r) => setTimeout(r, 5));
+          await tx.query('UPDATE sessions SET blocker = upper(blocker) WHERE id = $1 AND blocker IS NOT NULL', [event.streamName.replace(/^session-/, '')]);
+        }
       },
     };
     runtime = await openRuntime(loadConfig({}), { db: testDb.db, projections: projections.map((p) => (p.name === next.name ? next : p)) });
@@ -199,7 +201,7 @@ describe.each(databases)('a new projection version at start-up on $name', (datab
     expect(withBlocker.length).toBeGreaterThan(0);
     expect(withBlocker.every((s) => s.blocker === s.blocker!.toUpperCase())).toBe(true);
     // The report comes after the commit (and the retired tables' drop), so a poll may see the swap first.
-    await until('the swapped report', async () => rebuilds.length >= 2);
+    await until('the swapped report', () => Promise.resolve(rebuilds.length >= 2));
     expect(rebuilds).toEqual(['sessions:started', 'sessions:swapped']);
   }, 60_000);
 });

@@ -1,0 +1,116 @@
+// Batched application: a projection loads the rows a batch of events touches with one statement per table,
+// folds the events into them in memory with its rules, and writes each changed row back once. A statement is
+// a round trip (0.3–1 ms here), so this is what lets a projection apply thousands of events a second instead
+// of one event per round trip.
+//
+// Rows travel as JSON both ways (to_jsonb out, jsonb_populate_recordset in): one parameter carries any number
+// of rows of any shape, the same SQL runs on PostgreSQL and PGlite, and timestamps, arrays and jsonb columns
+// round-trip exactly.
+import type { Queryable } from '../adapters/db/db.ts';
+
+export interface TableShape<R> {
+  readonly table: string;
+  /** The primary key's columns. */
+  readonly key: readonly (keyof R & string)[];
+  /** Every column the projection writes, key included. Generated columns are left out: the database computes them. */
+  readonly columns: readonly (keyof R & string)[];
+}
+
+type Row = Record<string, unknown>;
+
+const list = (columns: readonly string[], prefix = '') => columns.map((c) => `${prefix}${c}`).join(', ');
+
+/**
+ * The rows of one table a batch works on. Rows not loaded are unknown to it: a projection loads what its
+ * events touch first, then reads, puts and deletes in memory, then flushes once.
+ */
+export class RowSet<R extends Row> {
+  /** null: deleted in this batch. */
+  private readonly rows = new Map<string, R | null>();
+  private readonly changed = new Set<string>();
+
+  constructor(readonly shape: TableShape<R>) {}
+
+  private keyOf(row: Partial<R>): string {
+    return JSON.stringify(this.shape.key.map((column) => row[column]));
+  }
+
+  /**
+   * Loads the rows whose `by` columns equal those of one of `matches` (by default the key), in one statement,
+   * and returns them. Rows this set already holds keep their in-memory state.
+   */
+  async load(tx: Queryable, matches: readonly Partial<R>[], by: readonly (keyof R & string)[] = this.shape.key): Promise<R[]> {
+    if (matches.length === 0) return [];
+    const { table, columns } = this.shape;
+    const { rows } = await tx.query<{ row: R }>(
+      `SELECT to_jsonb(r) AS row FROM (
+         SELECT ${list(columns)} FROM ${table}
+         WHERE (${list(by)}) IN (SELECT ${list(by)} FROM jsonb_populate_recordset(NULL::${table}, $1::jsonb))
+       ) r`,
+      [JSON.stringify(matches.map((match) => Object.fromEntries(by.map((column) => [column, match[column]]))))],
+    );
+    const loaded: R[] = [];
+    for (const { row } of rows) {
+      const key = this.keyOf(row);
+      const held = this.rows.get(key);
+      if (held === undefined) {
+        this.rows.set(key, row);
+        loaded.push(row);
+      } else if (held !== null) {
+        loaded.push(held);
+      }
+    }
+    return loaded;
+  }
+
+  /** The row with this key, if loaded or put and not deleted. */
+  get(key: Partial<R>): R | undefined {
+    return this.rows.get(this.keyOf(key)) ?? undefined;
+  }
+
+  /** Inserts or replaces the row (every column of `shape.columns` must be present); written at flush. */
+  put(row: R): void {
+    const key = this.keyOf(row);
+    this.rows.set(key, row);
+    this.changed.add(key);
+  }
+
+  delete(key: Partial<R>): void {
+    const k = this.keyOf(key);
+    this.rows.set(k, null);
+    this.changed.add(k);
+  }
+
+  /** The rows held, loaded or put, that are not deleted. */
+  *values(): IterableIterator<R> {
+    for (const row of this.rows.values()) if (row !== null) yield row;
+  }
+
+  /** Writes what changed: one DELETE for the deleted rows, one upsert for the put ones. */
+  async flush(tx: Queryable): Promise<void> {
+    const { table, key, columns } = this.shape;
+    const deleted: Row[] = [];
+    const put: Row[] = [];
+    for (const k of this.changed) {
+      const row = this.rows.get(k);
+      if (row === null) deleted.push(Object.fromEntries(key.map((column, i) => [column, (JSON.parse(k) as unknown[])[i]])));
+      else if (row !== undefined) put.push(row);
+    }
+    this.changed.clear();
+    if (deleted.length > 0) {
+      await tx.query(`DELETE FROM ${table} WHERE (${list(key)}) IN (SELECT ${list(key)} FROM jsonb_populate_recordset(NULL::${table}, $1::jsonb))`, [
+        JSON.stringify(deleted),
+      ]);
+    }
+    if (put.length > 0) {
+      const others = columns.filter((column) => !key.includes(column));
+      const onConflict = others.length === 0 ? 'DO NOTHING' : `DO UPDATE SET ${others.map((c) => `${c} = EXCLUDED.${c}`).join(', ')}`;
+      await tx.query(
+        `INSERT INTO ${table} (${list(columns)})
+         SELECT ${list(columns)} FROM jsonb_populate_recordset(NULL::${table}, $1::jsonb)
+         ON CONFLICT (${list(key)}) ${onConflict}`,
+        [JSON.stringify(put)],
+      );
+    }
+  }
+}

@@ -1,5 +1,5 @@
 // The `nomos` command line: serve, migrate, and projection maintenance. Thin: each verb wires existing parts.
-import { Command } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
 import { migrate } from '../adapters/db/migrate.ts';
 import { loadConfig } from '../config.ts';
 import { classify } from '../domain/risk/index.ts';
@@ -8,6 +8,7 @@ import { auditCommand } from './audit.ts';
 import { chatCommand } from './chat.ts';
 import { claimDataDir } from './data-dir-lock.ts';
 import { fleetCommand } from './fleet.ts';
+import { DEFAULT_REBUILD_BATCH_SIZE } from '../projections/projector.ts';
 import { rebuildCommand, statusCommand } from './projections.ts';
 import { serve } from './serve.ts';
 
@@ -34,13 +35,22 @@ program
     }
   });
 
+function batchSizeOption(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < 1 || n > 100_000) throw new InvalidArgumentError('a whole number of events from 1 to 100000');
+  return n;
+}
+
 const projections = program.command('projections').description('inspect and rebuild the read models');
 projections
   .command('rebuild')
   .argument('[name]', `one projection (${allProjections.map((p) => p.name).join(', ')}); all when omitted`)
   .option('--restart', 'discard a rebuild left unfinished and start again from the first event (by default it is resumed)')
+  .option('--batch-size <events>', `events applied per transaction (default ${DEFAULT_REBUILD_BATCH_SIZE}; smaller commits progress more often)`, batchSizeOption)
   .description('replay every event into shadow tables while the live ones keep answering, then swap them in')
-  .action(async (name: string | undefined, options: { restart?: boolean }) => rebuildCommand(loadConfig(), name, { restart: options.restart === true }));
+  .action(async (name: string | undefined, options: { restart?: boolean; batchSize?: number }) =>
+    rebuildCommand(loadConfig(), name, { restart: options.restart === true, ...(options.batchSize !== undefined && { batchSize: options.batchSize }) }),
+  );
 projections
   .command('status')
   .description("each projection's version, position and lag")

@@ -8,7 +8,13 @@ import { openRuntime, projections, type Runtime } from '../runtime.ts';
 import type { Projection } from '../projections/projection.ts';
 import { claimDataDir } from './data-dir-lock.ts';
 
-export async function rebuildCommand(config: Config, name: string | undefined, options: { restart: boolean }): Promise<void> {
+export interface RebuildCommandOptions {
+  restart: boolean;
+  /** Events per transaction; the projector's default when absent. */
+  batchSize?: number;
+}
+
+export async function rebuildCommand(config: Config, name: string | undefined, options: RebuildCommandOptions): Promise<void> {
   const chosen = name === undefined ? projections : projections.filter((p) => p.name === name);
   if (chosen.length === 0) throw new Error(`no projection named ${name}; known: ${projections.map((p) => p.name).join(', ')}`);
   const release = config.databaseUrl ? null : await claimDataDir(config.dataDir);
@@ -24,7 +30,7 @@ export async function rebuildCommand(config: Config, name: string | undefined, o
 const formatRate = (perSecond: number) => (perSecond >= 10_000 ? `${Math.round(perSecond / 1000)}k` : String(Math.round(perSecond)));
 
 /** One projection, with a progress bar over the log's positions: events/s and the ETA to the head. */
-async function rebuildOne(runtime: Runtime, projection: Projection, options: { restart: boolean }): Promise<void> {
+async function rebuildOne(runtime: Runtime, projection: Projection, options: RebuildCommandOptions): Promise<void> {
   const bar = new SingleBar({
     format: `${projection.name.padEnd(11)} [{bar}] {percentage}% | position {value}/{total} | {rate} events/s | ETA {eta_formatted}`,
     barsize: 24,
@@ -55,7 +61,7 @@ async function rebuildOne(runtime: Runtime, projection: Projection, options: { r
       if (drawn) bar.update(p.position, { rate });
       else bar.start(Math.max(head, p.position, 1), p.position, { rate });
       drawn = true;
-    }, { restart: options.restart });
+    }, { restart: options.restart, ...(options.batchSize !== undefined && { batchSize: options.batchSize }) });
   } finally {
     clearInterval(headWatch);
     if (drawn) bar.stop();

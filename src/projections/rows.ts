@@ -31,3 +31,26 @@ export function onSessionEvents(
     await apply(tx, sessionId, parseSessionEvent(stored.type, stored.data), stored);
   };
 }
+
+/** The session events of a batch, parsed, in log order; events of other streams are left out. */
+export function sessionEventsIn(events: readonly StoredEvent[]): Array<{ sessionId: string; event: SessionEvent; stored: StoredEvent }> {
+  const out: Array<{ sessionId: string; event: SessionEvent; stored: StoredEvent }> = [];
+  for (const stored of events) {
+    const sessionId = sessionIdOf(stored.streamName);
+    if (sessionId !== null) out.push({ sessionId, event: parseSessionEvent(stored.type, stored.data), stored });
+  }
+  return out;
+}
+
+/** Orders strings bytewise in UTF-8, as PostgreSQL's COLLATE "C" does (code point order, unlike `<` on UTF-16). */
+export function byteOrder(a: string, b: string): number {
+  if (a === b) return 0;
+  const length = Math.min(a.length, b.length);
+  for (let i = 0; i < length; i++) {
+    const x = a.codePointAt(i)!;
+    const y = b.codePointAt(i)!;
+    if (x !== y) return x - y;
+    if (x > 0xffff) i++;
+  }
+  return a.length - b.length;
+}

@@ -2,7 +2,7 @@
 // tools, entities touched, approvals, outcome, blocker, closed_at), and the queries that read it.
 //
 // Handles every session event: each one moves last_active_at. Besides that,
-//   SessionStarted            inserts the row (created_at)
+//   SessionStarted            creates the row (created_at)
 //   UserMessagePosted         counts a user message; a new turn begins
 //   AssistantMessageRecorded  counts the turn's assistant message if this creates it; keeps the text for the blocker rules
 //   ToolCallRequested         the same for the turn's message; counts the tool call, its tool, the entities it names
@@ -11,43 +11,323 @@
 //   SessionReopened           active again: outcome, summary, blocker, closed_at cleared
 //   Approval*                 pending_approvals, approvals_requested, approvals_expired and the blocker facts
 //   TurnFailed                the blocker facts
+//   Execution*                executions_count, failed_executions, targets (and entities) and the blocker facts
 //   SessionDeleted            drops the session's rows
+// Events of a session without a row (never started, or deleted) change nothing.
+//
+// A batch is applied in memory: the rows its events touch are loaded with one statement per table, the events
+// are folded into them in log order, and each changed row is written once (src/projections/batch.ts).
 import { z } from 'zod';
 import type { Queryable } from '../adapters/db/db.ts';
-import { BLOCKER_RULES_VERSION, type BlockerEvidence, type BlockerFacts, deriveBlocker } from '../domain/session/blocker.ts';
+import type { StoredEvent } from '../commands/event-store.ts';
+import { BLOCKER_RULES_VERSION, type BlockerEvidence, deriveBlocker } from '../domain/session/blocker.ts';
 import { entitySlugsIn } from '../domain/session/entities.ts';
-import { Outcome, sessionEventSchemas, type SessionEvent, TurnFailureReason } from '../domain/session/events.ts';
-import { eachEvent, type Projection } from './projection.ts';
-import { isoOrNull, occurredAt, onSessionEvents, pgJson } from './rows.ts';
+import { Outcome, sessionEventSchemas, type SessionEvent, type TurnFailureReason } from '../domain/session/events.ts';
+import { RowSet, type TableShape } from './batch.ts';
+import type { Projection } from './projection.ts';
+import { byteOrder, isoOrNull, occurredAt, sessionEventsIn } from './rows.ts';
 
 /** Tables and rules together: the blocker rules' version is part of it, so new rules rebuild the model. */
-const TABLES_VERSION = 2;
+const TABLES_VERSION = 3;
 
 // ---- the projection ----
 
-const FactsRow = z.object({
-  status: z.enum(['active', 'done', 'failed']),
-  outcome: Outcome.nullable(),
-  blocker: z.string().nullable(),
-  turn_message_id: z.string().nullable(),
-  pending_approval_ids: z.array(z.string()),
-  task_approvals_expired: z.number().int(),
-  task_approvals_denied: z.number().int(),
-  task_approvals_orphaned: z.number().int(),
-  task_executions_refused: z.number().int(),
-  task_executions_timed_out: z.number().int(),
-  last_turn_failure: TurnFailureReason.nullable(),
-  last_assistant_text: z.string().nullable(),
-  summary: z.string().nullable(),
-});
-type FactsRow = z.infer<typeof FactsRow>;
+export interface ToolCount {
+  name: string;
+  count: number;
+}
 
-const FACT_COLUMNS = Object.keys(FactsRow.shape).join(', ');
+/** A sessions row as the projection writes it (the generated counts are left to the database). */
+interface SessionRow {
+  [column: string]: unknown;
+  id: string;
+  title: string | null;
+  goal: string | null;
+  status: 'active' | 'done' | 'failed';
+  outcome: Outcome | null;
+  summary: string | null;
+  blocker: string | null;
+  blocker_evidence: BlockerEvidence | null;
+  pending_approval_ids: string[];
+  approvals_requested: number;
+  approvals_expired: number;
+  user_message_count: number;
+  assistant_message_count: number;
+  tool_call_count: number;
+  /** The five most called tools, most called first, then by name (bytewise). */
+  top_tools: ToolCount[];
+  /** Entity slugs the session's tool calls and executions named, sorted bytewise; session_entities holds the same set. */
+  entities: string[];
+  /** Targets commands ran on, sorted bytewise. */
+  targets: string[];
+  executions_count: number;
+  failed_executions: number;
+  created_at: string;
+  last_active_at: string;
+  closed_at: string | null;
+  // Facts the blocker rules read; task_* count since the session (re)opened.
+  turn_message_id: string | null;
+  last_assistant_text: string | null;
+  last_turn_failure: TurnFailureReason | null;
+  task_approvals_expired: number;
+  task_approvals_denied: number;
+  task_approvals_orphaned: number;
+  task_executions_refused: number;
+  task_executions_timed_out: number;
+}
 
-function blockerFacts(row: FactsRow, outcome: Outcome, summary: string | null): BlockerFacts {
+/** A started session's row: the table's column defaults (test/projections/batching.test.ts holds them equal). */
+function startedSession(id: string, at: string): SessionRow {
   return {
-    outcome,
-    summary,
+    id,
+    title: null,
+    goal: null,
+    status: 'active',
+    outcome: null,
+    summary: null,
+    blocker: null,
+    blocker_evidence: null,
+    pending_approval_ids: [],
+    approvals_requested: 0,
+    approvals_expired: 0,
+    user_message_count: 0,
+    assistant_message_count: 0,
+    tool_call_count: 0,
+    top_tools: [],
+    entities: [],
+    targets: [],
+    executions_count: 0,
+    failed_executions: 0,
+    created_at: at,
+    last_active_at: at,
+    closed_at: null,
+    turn_message_id: null,
+    last_assistant_text: null,
+    last_turn_failure: null,
+    task_approvals_expired: 0,
+    task_approvals_denied: 0,
+    task_approvals_orphaned: 0,
+    task_executions_refused: 0,
+    task_executions_timed_out: 0,
+  };
+}
+
+const SESSIONS: TableShape<SessionRow> = {
+  table: 'sessions',
+  key: ['id'],
+  columns: Object.keys(startedSession('', '')),
+};
+
+interface ToolCountRow {
+  [column: string]: unknown;
+  session_id: string;
+  name: string;
+  count: number;
+}
+const TOOL_COUNTS: TableShape<ToolCountRow> = { table: 'session_tool_counts', key: ['session_id', 'name'], columns: ['session_id', 'name', 'count'] };
+
+interface EntityRow {
+  [column: string]: unknown;
+  session_id: string;
+  slug: string;
+}
+const ENTITIES: TableShape<EntityRow> = { table: 'session_entities', key: ['session_id', 'slug'], columns: ['session_id', 'slug'] };
+
+/** The values of `list` with `added`, once each, sorted bytewise (as COLLATE "C" sorts them). */
+function sortedUnion(list: readonly string[], added: readonly string[]): string[] {
+  return [...new Set([...list, ...added])].sort(byteOrder);
+}
+
+/** The top five after one more call of `name`, whose count is now `count`: only its count grew, so no other tool can climb. */
+function topToolsWith(top: readonly ToolCount[], name: string, count: number): ToolCount[] {
+  return [...top.filter((tool) => tool.name !== name), { name, count }].sort((a, b) => b.count - a.count || byteOrder(a.name, b.name)).slice(0, 5);
+}
+
+/** One batch's rows of the three tables, loaded once, changed in memory, written once. */
+class SessionsBatch {
+  private readonly sessions = new RowSet(SESSIONS);
+  private readonly toolCounts = new RowSet(TOOL_COUNTS);
+  private readonly entities = new RowSet(ENTITIES);
+
+  /** Loads every session the events name, and the tool counts of those that call tools or are deleted. */
+  async load(tx: Queryable, events: readonly { sessionId: string; event: SessionEvent }[]): Promise<void> {
+    const ids = new Set<string>();
+    const counted = new Set<string>();
+    for (const { sessionId, event } of events) {
+      ids.add(sessionId);
+      if (event.type === 'ToolCallRequested' || event.type === 'SessionDeleted') counted.add(sessionId);
+    }
+    await this.sessions.load(tx, [...ids].map((id) => ({ id })));
+    await this.toolCounts.load(tx, [...counted].map((session_id) => ({ session_id })), ['session_id']);
+  }
+
+  async flush(tx: Queryable): Promise<void> {
+    await this.toolCounts.flush(tx);
+    await this.entities.flush(tx);
+    await this.sessions.flush(tx);
+  }
+
+  apply(id: string, e: SessionEvent, at: string): void {
+    const row = this.sessions.get({ id });
+    if (e.type === 'SessionStarted') {
+      if (row === undefined) this.sessions.put(startedSession(id, at));
+      return;
+    }
+    if (row === undefined) return;
+    if (e.type === 'SessionDeleted') {
+      this.delete(row);
+      return;
+    }
+    row.last_active_at = at;
+    this.fold(row, e, at);
+    this.sessions.put(row);
+  }
+
+  private delete(row: SessionRow): void {
+    for (const count of [...this.toolCounts.values()]) if (count.session_id === row.id) this.toolCounts.delete(count);
+    for (const slug of row.entities) this.entities.delete({ session_id: row.id, slug });
+    this.sessions.delete(row);
+  }
+
+  private fold(row: SessionRow, e: Exclude<SessionEvent, { type: 'SessionStarted' | 'SessionDeleted' }>, at: string): void {
+    switch (e.type) {
+      case 'UserMessagePosted':
+        row.user_message_count += 1;
+        row.turn_message_id = null;
+        row.last_turn_failure = null;
+        return;
+      case 'AssistantMessageRecorded':
+        this.openTurnMessage(row, e.data.message_id);
+        row.last_assistant_text = e.data.text;
+        row.last_turn_failure = null;
+        return fillBlocker(row);
+      case 'ToolCallRequested': {
+        this.openTurnMessage(row, e.data.message_id);
+        row.tool_call_count += 1;
+        const key = { session_id: row.id, name: e.data.name };
+        const count = (this.toolCounts.get(key)?.count ?? 0) + 1;
+        this.toolCounts.put({ ...key, count });
+        row.top_tools = topToolsWith(row.top_tools, e.data.name, count);
+        this.addEntities(row, entitySlugsIn(e.data.args));
+        return;
+      }
+      case 'GoalSet':
+        row.goal = e.data.goal;
+        row.title = e.data.title;
+        return;
+      case 'TaskCompleted':
+        row.status = e.data.status;
+        row.outcome = e.data.outcome;
+        row.summary = e.data.summary;
+        row.closed_at = at;
+        // The blocker of the task before a reopen is gone; this task's, if any, follows from the facts.
+        row.blocker = null;
+        row.blocker_evidence = null;
+        return setBlocker(row);
+      case 'SessionReopened':
+        Object.assign(row, {
+          status: 'active',
+          outcome: null,
+          summary: null,
+          blocker: null,
+          blocker_evidence: null,
+          closed_at: null,
+          task_approvals_expired: 0,
+          task_approvals_denied: 0,
+          task_approvals_orphaned: 0,
+          task_executions_refused: 0,
+          task_executions_timed_out: 0,
+        });
+        return;
+      case 'ApprovalRequested':
+        row.pending_approval_ids = [...row.pending_approval_ids, e.data.approval_id];
+        row.approvals_requested += 1;
+        return;
+      case 'ApprovalGranted':
+        return resolveApproval(row, e.data.approval_id, {});
+      case 'ApprovalDenied':
+        return resolveApproval(row, e.data.approval_id, { denied: true });
+      case 'ApprovalExpired':
+        return resolveApproval(row, e.data.approval_id, { expired: true });
+      case 'ApprovalCancelled':
+        return resolveApproval(row, e.data.approval_id, { orphaned: e.data.reason.startsWith('orphaned') });
+      case 'TurnFailed':
+        row.last_turn_failure = e.data.reason;
+        return fillBlocker(row);
+      case 'ExecutionRequested':
+        row.executions_count += 1;
+        if (!row.targets.includes(e.data.target)) row.targets = sortedUnion(row.targets, [e.data.target]);
+        this.addEntities(row, [e.data.target]);
+        return;
+      case 'ExecutionFailed':
+        row.failed_executions += 1;
+        return;
+      case 'ExecutionTimedOut':
+        row.failed_executions += 1;
+        row.task_executions_timed_out += 1;
+        return;
+      case 'ExecutionRefused':
+        // Only the retry cap speaks of a tool that kept failing; other refusals (a key mismatch) are not the tool's error.
+        if (e.data.reason === 'retry_cap') row.task_executions_refused += 1;
+        return;
+      case 'ToolCallCompleted':
+      case 'GoalSuperseded':
+      case 'PlanProposed':
+      case 'PlanStepsReplaced':
+      case 'PlanStepUpdated':
+      case 'ExecutionStarted':
+      case 'ExecutionSucceeded':
+      case 'AssentOpened':
+      case 'AssentClosed':
+      case 'TurnStarted':
+      case 'TurnCancelRequested':
+      case 'TurnEnded':
+        return; // only last_active_at
+      default: {
+        const unhandled: never = e;
+        throw new Error(`sessions projection: unhandled event ${JSON.stringify(unhandled)}`);
+      }
+    }
+  }
+
+  /** The turn's assistant message is counted by the event that creates it. */
+  private openTurnMessage(row: SessionRow, messageId: string): void {
+    if (row.turn_message_id !== messageId) row.assistant_message_count += 1;
+    row.turn_message_id = messageId;
+  }
+
+  private addEntities(row: SessionRow, slugs: readonly string[]): void {
+    for (const slug of slugs) this.entities.put({ session_id: row.id, slug });
+    row.entities = sortedUnion(row.entities, slugs);
+  }
+}
+
+/** Resolving an approval that is not pending (already resolved) counts nothing. */
+function resolveApproval(row: SessionRow, approvalId: string, counts: { expired?: boolean; denied?: boolean; orphaned?: boolean }): void {
+  if (!row.pending_approval_ids.includes(approvalId)) return;
+  row.pending_approval_ids = row.pending_approval_ids.filter((id) => id !== approvalId);
+  if (counts.expired === true) {
+    row.approvals_expired += 1;
+    row.task_approvals_expired += 1;
+  }
+  if (counts.denied === true) row.task_approvals_denied += 1;
+  if (counts.orphaned === true) row.task_approvals_orphaned += 1;
+}
+
+/**
+ * The agent's final text usually trails complete_task in the same turn, and often says what blocked it.
+ * Text arriving while the session is closed may fill in a missing blocker, but never replaces one.
+ */
+function fillBlocker(row: SessionRow): void {
+  if (row.status === 'active' || row.outcome === null || row.blocker !== null) return;
+  setBlocker(row);
+}
+
+function setBlocker(row: SessionRow): void {
+  if (row.outcome === null) return;
+  const derived = deriveBlocker({
+    outcome: row.outcome,
+    summary: row.summary,
     // complete_task cancels still-pending approvals as orphaned just before TaskCompleted: those were pending at the end.
     approvalsPendingAtEnd: row.pending_approval_ids.length + row.task_approvals_orphaned,
     approvalsExpired: row.task_approvals_expired,
@@ -56,195 +336,18 @@ function blockerFacts(row: FactsRow, outcome: Outcome, summary: string | null): 
     executionsTimedOut: row.task_executions_timed_out,
     lastTurnFailure: row.last_turn_failure,
     lastAssistantText: row.last_assistant_text,
-  };
-}
-
-// Each event is one statement where it can be (a round trip is what a rebuild spends its time on): the event's
-// own changes move last_active_at too, and its SQL works from the row it changes rather than reading it first.
-// The blocker rules run in TypeScript, so the events they follow return the facts and may need a second statement.
-
-/** One UPDATE: last_active_at and the event's own `changes`, whose parameters start at $3. */
-async function update(tx: Queryable, id: string, at: string, changes: string, params: readonly unknown[] = []): Promise<void> {
-  await tx.query(`UPDATE sessions SET last_active_at = $2${changes === '' ? '' : `, ${changes}`} WHERE id = $1`, [id, at, ...params]);
-}
-
-/** The same UPDATE, returning the facts as they stand after it; null when the session is unknown or deleted. */
-async function updateReturningFacts(tx: Queryable, id: string, at: string, changes: string, params: readonly unknown[]): Promise<FactsRow | null> {
-  const { rows } = await tx.query(`UPDATE sessions SET last_active_at = $2, ${changes} WHERE id = $1 RETURNING ${FACT_COLUMNS}`, [id, at, ...params]);
-  return rows[0] === undefined ? null : FactsRow.parse(rows[0]);
-}
-
-/** The turn's assistant message is counted by the event that creates it: 1 unless turn_message_id already is `messageId`. */
-const opens = (messageId: string) => `CASE WHEN turn_message_id = ${messageId} THEN 0 ELSE 1 END`;
-
-/**
- * Adds the slugs (a text[] parameter) to the session's entities: a CTE that inserts them into session_entities,
- * and the new value of the `entities` column, which holds the same set sorted. Both do nothing for an unknown session.
- */
-function entitiesAdded(slugs: string): { insert: string; column: string } {
-  return {
-    insert: `INSERT INTO session_entities (session_id, slug) SELECT id, unnest(${slugs}::text[]) FROM sessions WHERE id = $1 ON CONFLICT DO NOTHING`,
-    column: `ARRAY(SELECT DISTINCT slug COLLATE "C" FROM unnest(entities || ${slugs}::text[]) AS slug ORDER BY 1)`,
-  };
-}
-
-/**
- * top_tools after one more call of the tool `name`, whose new count the CTE `counted` returns. Only that tool's
- * count grew, so the new top five are the best five of the old ones (without it) and it: no other tool can climb.
- */
-const topToolsWith = (name: string) => `(
-  SELECT jsonb_agg(jsonb_build_object('name', t.name, 'count', t.count) ORDER BY t.count DESC, t.name)
-  FROM (SELECT name, count FROM counted
-        UNION ALL
-        SELECT (tool->>'name') COLLATE "C", (tool->>'count')::integer FROM jsonb_array_elements(top_tools) AS tool WHERE tool->>'name' <> ${name}
-        ORDER BY count DESC, name LIMIT 5) t)`;
-
-/**
- * The agent's final text usually trails complete_task in the same turn, and often says what blocked it.
- * Text arriving while the session is closed may fill in a missing blocker, but never replaces one.
- */
-async function fillBlocker(tx: Queryable, id: string, row: FactsRow | null): Promise<void> {
-  if (row === null || row.status === 'active' || row.outcome === null || row.blocker !== null) return;
-  await setBlocker(tx, id, row, row.outcome, row.summary);
-}
-
-async function setBlocker(tx: Queryable, id: string, row: FactsRow, outcome: Outcome, summary: string | null): Promise<void> {
-  const derived = deriveBlocker(blockerFacts(row, outcome, summary));
+  });
   if (derived === null) return;
-  await tx.query('UPDATE sessions SET blocker = $2, blocker_evidence = $3::jsonb WHERE id = $1', [id, derived.blocker, pgJson(derived.evidence)]);
+  row.blocker = derived.blocker;
+  row.blocker_evidence = derived.evidence;
 }
 
-async function resolveApproval(tx: Queryable, id: string, at: string, approvalId: string, counts: { expired?: 1; denied?: 1; orphaned?: 1 }): Promise<void> {
-  // Resolving an approval that is not pending (already resolved) counts nothing; array_remove then changes nothing either.
-  const ifPending = (count: string) => `CASE WHEN $3 = ANY(pending_approval_ids) THEN ${count} ELSE 0 END`;
-  await update(
-    tx,
-    id,
-    at,
-    `pending_approval_ids = array_remove(pending_approval_ids, $3),
-     approvals_expired = approvals_expired + ${ifPending('$4')}, task_approvals_expired = task_approvals_expired + ${ifPending('$4')},
-     task_approvals_denied = task_approvals_denied + ${ifPending('$5')}, task_approvals_orphaned = task_approvals_orphaned + ${ifPending('$6')}`,
-    [approvalId, counts.expired ?? 0, counts.denied ?? 0, counts.orphaned ?? 0],
-  );
-}
-
-async function applyEvent(tx: Queryable, id: string, e: SessionEvent, at: string): Promise<void> {
-  switch (e.type) {
-    case 'SessionStarted':
-      await tx.query(`INSERT INTO sessions (id, status, created_at, last_active_at) VALUES ($1, 'active', $2, $2) ON CONFLICT (id) DO NOTHING`, [id, at]);
-      return;
-    case 'UserMessagePosted':
-      return update(tx, id, at, 'user_message_count = user_message_count + 1, turn_message_id = NULL, last_turn_failure = NULL');
-    case 'AssistantMessageRecorded': {
-      const { message_id, text } = e.data;
-      const row = await updateReturningFacts(
-        tx,
-        id,
-        at,
-        `assistant_message_count = assistant_message_count + ${opens('$3')}, turn_message_id = $3, last_assistant_text = $4, last_turn_failure = NULL`,
-        [message_id, text],
-      );
-      return fillBlocker(tx, id, row);
-    }
-    case 'ToolCallRequested': {
-      const { message_id, name, args } = e.data;
-      const entities = entitiesAdded('$5');
-      await tx.query(
-        `WITH counted AS (
-           INSERT INTO session_tool_counts (session_id, name, count) SELECT id, $4, 1 FROM sessions WHERE id = $1
-           ON CONFLICT (session_id, name) DO UPDATE SET count = session_tool_counts.count + 1
-           RETURNING name, count
-         ), named AS (${entities.insert})
-         UPDATE sessions SET last_active_at = $2, assistant_message_count = assistant_message_count + ${opens('$3')}, turn_message_id = $3,
-           tool_call_count = tool_call_count + 1, top_tools = ${topToolsWith('$4')}, entities = ${entities.column}
-         WHERE id = $1`,
-        [id, at, message_id, name, entitySlugsIn(args)],
-      );
-      return;
-    }
-    case 'GoalSet':
-      return update(tx, id, at, 'goal = $3, title = $4', [e.data.goal, e.data.title]);
-    case 'TaskCompleted': {
-      const { status, outcome, summary } = e.data;
-      // The blocker of the task before a reopen is gone; this task's, if any, follows from the facts returned.
-      const row = await updateReturningFacts(
-        tx,
-        id,
-        at,
-        'status = $3, outcome = $4, summary = $5, closed_at = $2, blocker = NULL, blocker_evidence = NULL',
-        [status, outcome, summary],
-      );
-      if (row !== null) await setBlocker(tx, id, row, outcome, summary);
-      return;
-    }
-    case 'SessionReopened':
-      return update(
-        tx,
-        id,
-        at,
-        `status = 'active', outcome = NULL, summary = NULL, blocker = NULL, blocker_evidence = NULL, closed_at = NULL,
-         task_approvals_expired = 0, task_approvals_denied = 0, task_approvals_orphaned = 0,
-         task_executions_refused = 0, task_executions_timed_out = 0`,
-      );
-    case 'ApprovalRequested':
-      return update(tx, id, at, 'pending_approval_ids = array_append(pending_approval_ids, $3), approvals_requested = approvals_requested + 1', [
-        e.data.approval_id,
-      ]);
-    case 'ApprovalGranted':
-      return resolveApproval(tx, id, at, e.data.approval_id, {});
-    case 'ApprovalDenied':
-      return resolveApproval(tx, id, at, e.data.approval_id, { denied: 1 });
-    case 'ApprovalExpired':
-      return resolveApproval(tx, id, at, e.data.approval_id, { expired: 1 });
-    case 'ApprovalCancelled':
-      return resolveApproval(tx, id, at, e.data.approval_id, e.data.reason.startsWith('orphaned') ? { orphaned: 1 } : {});
-    case 'TurnFailed':
-      return fillBlocker(tx, id, await updateReturningFacts(tx, id, at, 'last_turn_failure = $3', [e.data.reason]));
-    case 'ExecutionRequested': {
-      const entities = entitiesAdded('$3');
-      await tx.query(
-        `WITH named AS (${entities.insert})
-         UPDATE sessions SET last_active_at = $2, executions_count = executions_count + 1,
-           targets = CASE WHEN $4 = ANY(targets) THEN targets ELSE (SELECT array_agg(t ORDER BY t) FROM unnest(array_append(targets, $4)) t) END,
-           entities = ${entities.column}
-         WHERE id = $1`,
-        [id, at, [e.data.target], e.data.target],
-      );
-      return;
-    }
-    case 'ExecutionFailed':
-      return update(tx, id, at, 'failed_executions = failed_executions + 1');
-    case 'ExecutionTimedOut':
-      return update(tx, id, at, 'failed_executions = failed_executions + 1, task_executions_timed_out = task_executions_timed_out + 1');
-    case 'ExecutionRefused':
-      // Only the retry cap speaks of a tool that kept failing; other refusals (a key mismatch) are not the tool's error.
-      return update(tx, id, at, e.data.reason === 'retry_cap' ? 'task_executions_refused = task_executions_refused + 1' : '');
-    case 'SessionDeleted':
-      // An unknown session has no tool counts nor entities either: they are only ever added beside its row.
-      await tx.query(
-        `WITH tools AS (DELETE FROM session_tool_counts WHERE session_id = $1), named AS (DELETE FROM session_entities WHERE session_id = $1)
-         DELETE FROM sessions WHERE id = $1`,
-        [id],
-      );
-      return;
-    case 'ToolCallCompleted':
-    case 'GoalSuperseded':
-    case 'PlanProposed':
-    case 'PlanStepsReplaced':
-    case 'PlanStepUpdated':
-    case 'ExecutionStarted':
-    case 'ExecutionSucceeded':
-    case 'AssentOpened':
-    case 'AssentClosed':
-    case 'TurnStarted':
-    case 'TurnCancelRequested':
-    case 'TurnEnded':
-      return update(tx, id, at, ''); // only last_active_at
-    default: {
-      const unhandled: never = e;
-      throw new Error(`sessions projection: unhandled event ${JSON.stringify(unhandled)}`);
-    }
-  }
+async function applyBatch(tx: Queryable, stored: readonly StoredEvent[]): Promise<void> {
+  const events = sessionEventsIn(stored);
+  const batch = new SessionsBatch();
+  await batch.load(tx, events);
+  for (const { sessionId, event, stored: one } of events) batch.apply(sessionId, event, occurredAt(one));
+  await batch.flush(tx);
 }
 
 export const sessionsProjection: Projection = {
@@ -253,15 +356,10 @@ export const sessionsProjection: Projection = {
   tables: ['session_tool_counts', 'session_entities', 'sessions'],
   // Every session event, because every one of them is activity that moves last_active_at.
   handles: new Set(Object.keys(sessionEventSchemas)),
-  applyBatch: eachEvent(onSessionEvents((tx, id, event, stored) => applyEvent(tx, id, event, occurredAt(stored)))),
+  applyBatch,
 };
 
 // ---- queries ----
-
-export interface ToolCount {
-  name: string;
-  count: number;
-}
 
 export interface SessionView {
   id: string;

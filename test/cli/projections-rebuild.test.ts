@@ -15,8 +15,9 @@ import { Rng } from '../../bench/prng.ts';
 import { type TestDb, postgresDatabase } from '../support/databases.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/nomos.mjs', import.meta.url));
-// Enough events that the rebuild runs for several seconds (about 1 000–1 500 events/s here), so the kill
-// lands well before it ends; the suite fails, rather than passes, if it ever does not.
+// Enough events, applied 20 per transaction by the first run (--batch-size), that it commits hundreds of
+// batches over a second or more, so the kill lands well before it ends; the suite fails, rather than passes,
+// if it ever does not.
 const LOG_EVENTS = 8_000;
 const DAY = 86_400_000;
 
@@ -91,7 +92,7 @@ describe.runIf(postgresDatabase !== null)('nomos projections rebuild, killed and
     expect((await store.head()).position).toBe(logEvents);
 
     // First run: killed as soon as it has committed a batch into the shadow tables.
-    const first = nomos(['projections', 'rebuild', 'sessions'], testDb.url!);
+    const first = nomos(['projections', 'rebuild', 'sessions', '--batch-size', '20'], testDb.url!);
     running = first.child;
     let ended = false;
     void first.exit.finally(() => (ended = true));

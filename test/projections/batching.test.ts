@@ -66,6 +66,22 @@ describe.each(databases)('batched application on $name', (database) => {
     }
   });
 
+  it("a started session's row holds the sessions table's column defaults", async () => {
+    const sessions = runtime.projections.find((p) => p.name === 'sessions')!;
+    const started = log.find((e) => e.type === 'SessionStarted')!;
+    await emptied(runtime.db, sessions);
+    await runtime.db.transaction((tx) => sessions.applyBatch(tx, [started]));
+    const projected = (await runtime.db.query<{ row: Record<string, unknown> }>('SELECT to_jsonb(s) AS row FROM sessions s')).rows;
+    expect(projected).toHaveLength(1);
+    const { id, created_at } = projected[0]!.row;
+    await runtime.db.query('DELETE FROM sessions');
+    const defaults = await runtime.db.query(`INSERT INTO sessions (id, status, created_at, last_active_at) VALUES ($1, 'active', $2, $2) RETURNING to_jsonb(sessions) AS row`, [
+      id,
+      created_at,
+    ]);
+    expect(projected).toEqual(defaults.rows);
+  });
+
   for (const name of ['sessions', 'transcript', 'plans', 'executions']) {
     it(`${name}: one event per transaction, batches of 7, 250 and the whole log give the same rows`, async () => {
       const projection = runtime.projections.find((p) => p.name === name)!;

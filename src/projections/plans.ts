@@ -1,78 +1,162 @@
 // The plans read model: every generation of a session's plan with each step's status, and every goal the
 // session had with its own outcome, so a multi-goal session keeps the result of each.
 //
-//   PlanProposed       inserts the generation's steps as pending
+//   PlanProposed       inserts the generation's steps as pending; a step already there, or listed twice, keeps the first
 //   PlanStepsReplaced  marks the listed steps replaced
 //   PlanStepUpdated    sets the step's status
-//   GoalSet            inserts the goal as open
-//   GoalSuperseded     closes the goal as superseded
-//   TaskCompleted      closes the task's goal as completed, with the outcome and summary
+//   GoalSet            inserts the goal as open, unless it is already there
+//   GoalSuperseded     closes the goal as superseded, if it is open
+//   TaskCompleted      closes the task's goal as completed, with the outcome and summary, if it is open
 //   SessionDeleted     drops the session's steps and goals
+//
+// Steps and goals that do not exist are left alone by the updates; every change stamps the event's time.
+//
+// A batch loads the steps and goals its events name (one statement per table), folds the events into them in
+// memory, and writes each changed row once. A session deleted in the batch starts empty after its last
+// SessionDeleted: what came before only touched its own rows, which the deletion drops, so those events are
+// skipped, its rows deleted in one statement per table, and nothing of it is loaded.
 import { z } from 'zod';
 import type { Queryable } from '../adapters/db/db.ts';
+import type { StoredEvent } from '../commands/event-store.ts';
 import { Outcome, type SessionEvent, StepStatus } from '../domain/session/events.ts';
-import { eachEvent, type Projection } from './projection.ts';
-import { isoOrNull, occurredAt, onSessionEvents, pgJson } from './rows.ts';
+import { RowSet, type TableShape } from './batch.ts';
+import type { Projection } from './projection.ts';
+import { isoOrNull, occurredAt, sessionEventsIn } from './rows.ts';
 
 const PLANS_VERSION = 1;
 
-async function applyEvent(tx: Queryable, sessionId: string, e: SessionEvent, at: string, position: number): Promise<void> {
-  switch (e.type) {
-    case 'PlanProposed': {
-      const steps = e.data.steps.map((s) => ({ seq: s.seq, title: s.title, command: s.command ?? null, target: s.target ?? null }));
-      await tx.query(
-        `INSERT INTO plan_steps (session_id, generation, seq, title, command, target, status, updated_at)
-         SELECT $1, $2, s.seq, s.title, s.command, s.target, 'pending', $3
-         FROM jsonb_to_recordset($4::jsonb) AS s(seq integer, title text, command text, target text)
-         ON CONFLICT (session_id, generation, seq) DO NOTHING`,
-        [sessionId, e.data.generation, at, pgJson(steps)],
-      );
-      return;
+interface StepRecord extends Record<string, unknown> {
+  session_id: string;
+  generation: number;
+  seq: number;
+  title: string;
+  command: string | null;
+  target: string | null;
+  status: StepStatus;
+  updated_at: string;
+}
+
+interface GoalRecord extends Record<string, unknown> {
+  session_id: string;
+  goal_id: string;
+  goal: string;
+  status: 'open' | 'superseded' | 'completed';
+  outcome: Outcome | null;
+  summary: string | null;
+  set_at: string;
+  closed_at: string | null;
+  event_position: number;
+}
+
+const STEPS: TableShape<StepRecord> = {
+  table: 'plan_steps',
+  key: ['session_id', 'generation', 'seq'],
+  columns: ['session_id', 'generation', 'seq', 'title', 'command', 'target', 'status', 'updated_at'],
+};
+
+const GOALS: TableShape<GoalRecord> = {
+  table: 'goals',
+  key: ['session_id', 'goal_id'],
+  columns: ['session_id', 'goal_id', 'goal', 'status', 'outcome', 'summary', 'set_at', 'closed_at', 'event_position'],
+};
+
+interface Applied {
+  readonly sessionId: string;
+  readonly event: SessionEvent;
+  readonly stored: StoredEvent;
+}
+
+interface Batch {
+  /** The events that shape the rows, in log order; of a session deleted in the batch, only those after its last deletion. */
+  readonly applied: readonly Applied[];
+  /** Sessions deleted in the batch: their stored rows go, and they start empty. */
+  readonly wiped: ReadonlySet<string>;
+}
+
+function sortOut(events: readonly StoredEvent[]): Batch {
+  const parsed = sessionEventsIn(events);
+  const lastDeletion = new Map<string, number>();
+  parsed.forEach(({ sessionId, event }, i) => {
+    if (event.type === 'SessionDeleted') lastDeletion.set(sessionId, i);
+  });
+  const applied = parsed.filter(({ sessionId }, i) => i > (lastDeletion.get(sessionId) ?? -1));
+  return { applied, wiped: new Set(lastDeletion.keys()) };
+}
+
+type StepKey = Pick<StepRecord, 'session_id' | 'generation' | 'seq'>;
+type GoalKey = Pick<GoalRecord, 'session_id' | 'goal_id'>;
+
+/** The rows the events name, of sessions not wiped (a wiped session has none left to find). */
+function named(batch: Batch): { steps: StepKey[]; goals: GoalKey[] } {
+  const steps: StepKey[] = [];
+  const goals: GoalKey[] = [];
+  for (const { sessionId: session_id, event: e } of batch.applied) {
+    if (batch.wiped.has(session_id)) continue;
+    switch (e.type) {
+      case 'PlanProposed':
+        for (const { seq } of e.data.steps) steps.push({ session_id, generation: e.data.generation, seq });
+        break;
+      case 'PlanStepsReplaced':
+        for (const { generation, seq } of e.data.steps) steps.push({ session_id, generation, seq });
+        break;
+      case 'PlanStepUpdated':
+        steps.push({ session_id, generation: e.data.generation, seq: e.data.seq });
+        break;
+      case 'GoalSet':
+      case 'GoalSuperseded':
+        goals.push({ session_id, goal_id: e.data.goal_id });
+        break;
+      case 'TaskCompleted':
+        if (e.data.goal_id !== null) goals.push({ session_id, goal_id: e.data.goal_id });
+        break;
+      default:
+        break;
     }
+  }
+  return { steps, goals };
+}
+
+function setStatus(steps: RowSet<StepRecord>, key: StepKey, status: StepStatus, at: string): void {
+  const step = steps.get(key);
+  if (step) steps.put({ ...step, status, updated_at: at });
+}
+
+function closeGoal(goals: RowSet<GoalRecord>, key: GoalKey, closing: Pick<GoalRecord, 'status'> & Partial<Pick<GoalRecord, 'outcome' | 'summary'>>, at: string): void {
+  const goal = goals.get(key);
+  if (goal?.status === 'open') goals.put({ ...goal, ...closing, closed_at: at });
+}
+
+function fold(steps: RowSet<StepRecord>, goals: RowSet<GoalRecord>, { sessionId: session_id, event: e, stored }: Applied): void {
+  const at = occurredAt(stored);
+  switch (e.type) {
+    case 'PlanProposed':
+      for (const s of e.data.steps) {
+        const step = { session_id, generation: e.data.generation, seq: s.seq };
+        if (steps.get(step)) continue;
+        steps.put({ ...step, title: s.title, command: s.command ?? null, target: s.target ?? null, status: 'pending', updated_at: at });
+      }
+      return;
     case 'PlanStepsReplaced':
-      await tx.query(
-        `UPDATE plan_steps p SET status = 'replaced', updated_at = $2
-         FROM jsonb_to_recordset($3::jsonb) AS r(generation integer, seq integer)
-         WHERE p.session_id = $1 AND p.generation = r.generation AND p.seq = r.seq`,
-        [sessionId, at, pgJson(e.data.steps)],
-      );
+      for (const { generation, seq } of e.data.steps) setStatus(steps, { session_id, generation, seq }, 'replaced', at);
       return;
     case 'PlanStepUpdated':
-      await tx.query('UPDATE plan_steps SET status = $4, updated_at = $5 WHERE session_id = $1 AND generation = $2 AND seq = $3', [
-        sessionId,
-        e.data.generation,
-        e.data.seq,
-        e.data.status,
-        at,
-      ]);
+      setStatus(steps, { session_id, generation: e.data.generation, seq: e.data.seq }, e.data.status, at);
       return;
-    case 'GoalSet':
-      await tx.query(
-        `INSERT INTO goals (session_id, goal_id, goal, status, set_at, event_position) VALUES ($1, $2, $3, 'open', $4, $5)
-         ON CONFLICT (session_id, goal_id) DO NOTHING`,
-        [sessionId, e.data.goal_id, e.data.goal, at, position],
-      );
+    case 'GoalSet': {
+      const goal = { session_id, goal_id: e.data.goal_id };
+      if (goals.get(goal)) return;
+      goals.put({ ...goal, goal: e.data.goal, status: 'open', outcome: null, summary: null, set_at: at, closed_at: null, event_position: stored.position });
       return;
+    }
     case 'GoalSuperseded':
-      await tx.query(`UPDATE goals SET status = 'superseded', closed_at = $3 WHERE session_id = $1 AND goal_id = $2 AND status = 'open'`, [
-        sessionId,
-        e.data.goal_id,
-        at,
-      ]);
+      closeGoal(goals, { session_id, goal_id: e.data.goal_id }, { status: 'superseded' }, at);
       return;
     case 'TaskCompleted':
       // A task completed without a goal (none was set) leaves no goal to close.
       if (e.data.goal_id === null) return;
-      await tx.query(
-        `UPDATE goals SET status = 'completed', outcome = $3, summary = $4, closed_at = $5
-         WHERE session_id = $1 AND goal_id = $2 AND status = 'open'`,
-        [sessionId, e.data.goal_id, e.data.outcome, e.data.summary, at],
-      );
+      closeGoal(goals, { session_id, goal_id: e.data.goal_id }, { status: 'completed', outcome: e.data.outcome, summary: e.data.summary }, at);
       return;
-    case 'SessionDeleted':
-      await tx.query('DELETE FROM plan_steps WHERE session_id = $1', [sessionId]);
-      await tx.query('DELETE FROM goals WHERE session_id = $1', [sessionId]);
-      return;
+    case 'SessionDeleted': // never applied: sortOut turns a session's deletions into its wipe
     case 'SessionStarted':
     case 'SessionReopened':
     case 'UserMessagePosted':
@@ -104,12 +188,34 @@ async function applyEvent(tx: Queryable, sessionId: string, e: SessionEvent, at:
   }
 }
 
+async function dropSessions(tx: Queryable, sessionIds: ReadonlySet<string>): Promise<void> {
+  if (sessionIds.size === 0) return;
+  const ids = JSON.stringify([...sessionIds]);
+  for (const table of [STEPS.table, GOALS.table]) {
+    await tx.query(`DELETE FROM ${table} WHERE session_id IN (SELECT jsonb_array_elements_text($1::jsonb))`, [ids]);
+  }
+}
+
+async function applyBatch(tx: Queryable, events: readonly StoredEvent[]): Promise<void> {
+  const batch = sortOut(events);
+  const steps = new RowSet(STEPS);
+  const goals = new RowSet(GOALS);
+  const keys = named(batch);
+  await steps.load(tx, keys.steps);
+  await goals.load(tx, keys.goals);
+  for (const applied of batch.applied) fold(steps, goals, applied);
+  // Deletions first: rows a wiped session gained after its deletion are written by the flushes.
+  await dropSessions(tx, batch.wiped);
+  await steps.flush(tx);
+  await goals.flush(tx);
+}
+
 export const plansProjection: Projection = {
   name: 'plans',
   version: PLANS_VERSION,
   tables: ['plan_steps', 'goals'],
   handles: new Set(['PlanProposed', 'PlanStepsReplaced', 'PlanStepUpdated', 'GoalSet', 'GoalSuperseded', 'TaskCompleted', 'SessionDeleted']),
-  applyBatch: eachEvent(onSessionEvents((tx, sessionId, event, stored) => applyEvent(tx, sessionId, event, occurredAt(stored), stored.position))),
+  applyBatch,
 };
 
 // ---- queries ----

@@ -1,110 +1,239 @@
 // The executions and approvals read models: one row per execution (target, command, verdict, status, exit
 // code, output tails, times) and one per approval (its session, what it would run, who asked, who decided).
 //
-//   ExecutionRequested        inserts the execution (status requested)
-//   ApprovalRequested         inserts the approval (pending); the execution awaits approval
-//   ApprovalGranted/Denied/Expired/Cancelled   decides the approval; the execution follows (approved, denied, …)
+//   ExecutionRequested        inserts the execution (status requested), unless a row with its id exists
+//   ApprovalRequested         inserts the approval (pending), unless a row with its id exists; either way the
+//                             execution it names, whatever its status, awaits approval under this approval's id
+//   ApprovalGranted/Denied/Expired/Cancelled   decides the approval if still pending; its execution follows (approved, denied, …)
 //   ExecutionStarted          running, started_at
 //   ExecutionSucceeded/Failed/TimedOut          the outcome, tails, finished_at
-//   ExecutionRefused          refused, with the reason
-//   SessionDeleted            drops the session's rows
+//   ExecutionRefused          refused, with the reason and its detail (as error), finished_at
+//   SessionDeleted            drops the session's rows; later events, even of the same batch, start afresh
+//
+// Events about an execution or approval that has no row change nothing; the others overwrite whatever status
+// the row had. A batch loads the rows its events name (and a deleted session's), folds the events into them in
+// memory and writes each changed row once: a handful of statements however many events it holds.
 import { z } from 'zod';
 import type { Queryable } from '../adapters/db/db.ts';
+import type { StoredEvent } from '../commands/event-store.ts';
 import { Actor, EventMetadata } from '../domain/messages.ts';
 import { type SessionEvent, Verdict } from '../domain/session/events.ts';
-import { eachEvent, type Projection } from './projection.ts';
-import { isoOrNull, onSessionEvents, pgJson } from './rows.ts';
+import { RowSet, type TableShape } from './batch.ts';
+import type { Projection } from './projection.ts';
+import { isoOrNull, sessionEventsIn } from './rows.ts';
 
 const EXECUTIONS_VERSION = 1;
 
 const Meta = EventMetadata.pick({ occurred_at: true, actor: true });
 
-async function finish(tx: Queryable, id: string, at: string, status: string, fields: { exit_code: number | null; signal?: string | null; error?: string | null; stdout_tail: string; stderr_tail: string; duration_ms: number }) {
-  await tx.query(
-    `UPDATE executions SET status = $2, exit_code = $3, signal = $4, error = $5, stdout_tail = $6, stderr_tail = $7, duration_ms = $8, finished_at = $9
-     WHERE id = $1`,
-    [id, status, fields.exit_code, fields.signal ?? null, fields.error ?? null, fields.stdout_tail, fields.stderr_tail, fields.duration_ms, at],
-  );
+// Rows as they travel as JSON: timestamps are ISO strings (the database parses and normalises them).
+type ExecutionRecord = {
+  id: string;
+  session_id: string;
+  target: string;
+  command: string;
+  risk_class: string;
+  rule: string;
+  reason: string;
+  verdict: Verdict;
+  known_long: boolean;
+  status: string;
+  approval_id: string | null;
+  exit_code: number | null;
+  signal: string | null;
+  error: string | null;
+  stdout_tail: string | null;
+  stderr_tail: string | null;
+  refusal: string | null;
+  requested_by: Actor;
+  requested_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  duration_ms: number | null;
+  event_position: number;
+};
+
+type ApprovalRecord = {
+  id: string;
+  session_id: string;
+  execution_id: string;
+  command: string;
+  target: string;
+  risk_class: string;
+  status: string;
+  requested_by: Actor;
+  requested_at: string;
+  expires_at: string;
+  decided_by: Actor | null;
+  decided_at: string | null;
+  decision_reason: string | null;
+};
+
+const EXECUTIONS: TableShape<ExecutionRecord> = {
+  table: 'executions',
+  key: ['id'],
+  columns: ['id', 'session_id', 'target', 'command', 'risk_class', 'rule', 'reason', 'verdict', 'known_long', 'status', 'approval_id', 'exit_code', 'signal',
+    'error', 'stdout_tail', 'stderr_tail', 'refusal', 'requested_by', 'requested_at', 'started_at', 'finished_at', 'duration_ms', 'event_position'],
+};
+
+const APPROVALS: TableShape<ApprovalRecord> = {
+  table: 'approvals',
+  key: ['id'],
+  columns: ['id', 'session_id', 'execution_id', 'command', 'target', 'risk_class', 'status', 'requested_by', 'requested_at', 'expires_at', 'decided_by',
+    'decided_at', 'decision_reason'],
+};
+
+/** A session event of the batch with what the rules read off its envelope. */
+interface Applied {
+  readonly sessionId: string;
+  readonly event: SessionEvent;
+  readonly at: string;
+  readonly actor: Actor;
+  readonly position: number;
 }
 
-async function decideApproval(tx: Queryable, approvalId: string, status: string, executionStatus: string, by: Actor, at: string, reason: string | null) {
-  const { rows } = await tx.query<{ execution_id: string }>(
-    `UPDATE approvals SET status = $2, decided_by = $3::jsonb, decided_at = $4, decision_reason = $5 WHERE id = $1 AND status = 'pending' RETURNING execution_id`,
-    [approvalId, status, pgJson(by), at, reason],
-  );
-  const executionId = rows[0]?.execution_id;
-  if (executionId !== undefined) await tx.query('UPDATE executions SET status = $2 WHERE id = $1', [executionId, executionStatus]);
+function sessionEvents(events: readonly StoredEvent[]): Applied[] {
+  return sessionEventsIn(events).map(({ sessionId, event, stored }) => {
+    const meta = Meta.parse(stored.metadata);
+    return { sessionId, event, at: meta.occurred_at, actor: meta.actor, position: stored.position };
+  });
 }
 
-async function applyEvent(tx: Queryable, sessionId: string, e: SessionEvent, meta: { occurred_at: string; actor: Actor }, position: number): Promise<void> {
-  const at = meta.occurred_at;
-  switch (e.type) {
-    case 'ExecutionRequested': {
-      const d = e.data;
-      await tx.query(
-        `INSERT INTO executions (id, session_id, target, command, risk_class, rule, reason, verdict, known_long, status, requested_by, requested_at, event_position)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, 'requested', $10::jsonb, $11, $12) ON CONFLICT (id) DO NOTHING`,
-        [d.execution_id, sessionId, d.target, d.command, d.verdict.risk_class, d.verdict.rule, d.verdict.reason, pgJson(d.verdict), d.known_long, pgJson(meta.actor), at, position],
-      );
-      return;
+/** How an execution ended, as its row records it. */
+interface Ending {
+  exit_code: number | null;
+  signal?: string | null;
+  error?: string | null;
+  stdout_tail: string;
+  stderr_tail: string;
+  duration_ms: number;
+}
+
+function dropSession<R extends Record<string, unknown> & { session_id: string }>(rows: RowSet<R>, sessionId: string): void {
+  // Collected first: deleting while walking the set's own iterator would be fragile.
+  for (const row of [...rows.values()].filter((r) => r.session_id === sessionId)) rows.delete(row);
+}
+
+/** The rows one batch works on, and the rules as changes to them. */
+class Batch {
+  private readonly executions = new RowSet(EXECUTIONS);
+  private readonly approvals = new RowSet(APPROVALS);
+
+  /**
+   * Loads every row the events can read or drop. Approvals come first: a decision reaches the execution its
+   * approval row names, which no event of the batch need mention.
+   */
+  async load(tx: Queryable, events: readonly Applied[]): Promise<void> {
+    const approvalIds = new Set<string>();
+    const executionIds = new Set<string>();
+    const deleted = new Set<string>();
+    for (const { sessionId, event } of events) {
+      if ('approval_id' in event.data) approvalIds.add(event.data.approval_id);
+      if ('execution_id' in event.data) executionIds.add(event.data.execution_id);
+      if (event.type === 'SessionDeleted') deleted.add(sessionId);
     }
-    case 'ApprovalRequested': {
-      const d = e.data;
-      await tx.query(
-        `INSERT INTO approvals (id, session_id, execution_id, command, target, risk_class, status, requested_by, requested_at, expires_at)
-         VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7::jsonb, $8, $9) ON CONFLICT (id) DO NOTHING`,
-        [d.approval_id, sessionId, d.execution_id, d.command, d.target, d.risk_class, pgJson(meta.actor), at, d.expires_at],
-      );
-      await tx.query(`UPDATE executions SET status = 'awaiting_approval', approval_id = $2 WHERE id = $1`, [d.execution_id, d.approval_id]);
-      return;
+    const sessions = [...deleted].map((session_id) => ({ session_id }));
+    await this.approvals.load(tx, [...approvalIds].map((id) => ({ id })));
+    await this.approvals.load(tx, sessions, ['session_id']);
+    for (const approval of this.approvals.values()) executionIds.add(approval.execution_id);
+    await this.executions.load(tx, [...executionIds].map((id) => ({ id })));
+    await this.executions.load(tx, sessions, ['session_id']);
+  }
+
+  async flush(tx: Queryable): Promise<void> {
+    await this.approvals.flush(tx);
+    await this.executions.flush(tx);
+  }
+
+  apply({ sessionId, event: e, at, actor, position }: Applied): void {
+    switch (e.type) {
+      case 'ExecutionRequested': {
+        const d = e.data;
+        if (this.executions.get({ id: d.execution_id })) return;
+        this.executions.put({
+          id: d.execution_id, session_id: sessionId, target: d.target, command: d.command, risk_class: d.verdict.risk_class, rule: d.verdict.rule,
+          reason: d.verdict.reason, verdict: d.verdict, known_long: d.known_long, status: 'requested', approval_id: null, exit_code: null, signal: null,
+          error: null, stdout_tail: null, stderr_tail: null, refusal: null, requested_by: actor, requested_at: at, started_at: null, finished_at: null,
+          duration_ms: null, event_position: position,
+        });
+        return;
+      }
+      case 'ApprovalRequested': {
+        const d = e.data;
+        if (!this.approvals.get({ id: d.approval_id })) {
+          this.approvals.put({
+            id: d.approval_id, session_id: sessionId, execution_id: d.execution_id, command: d.command, target: d.target, risk_class: d.risk_class,
+            status: 'pending', requested_by: actor, requested_at: at, expires_at: d.expires_at, decided_by: null, decided_at: null, decision_reason: null,
+          });
+        }
+        this.update(d.execution_id, { status: 'awaiting_approval', approval_id: d.approval_id });
+        return;
+      }
+      case 'ApprovalGranted':
+        return this.decide(e.data.approval_id, 'granted', 'approved', actor, at, null);
+      case 'ApprovalDenied':
+        return this.decide(e.data.approval_id, 'denied', 'denied', actor, at, e.data.reason);
+      case 'ApprovalExpired':
+        return this.decide(e.data.approval_id, 'expired', 'expired', actor, at, null);
+      case 'ApprovalCancelled':
+        return this.decide(e.data.approval_id, 'cancelled', 'cancelled', actor, at, e.data.reason);
+      case 'ExecutionStarted':
+        return this.update(e.data.execution_id, { status: 'running', started_at: at });
+      case 'ExecutionSucceeded':
+        return this.finish(e.data.execution_id, at, 'succeeded', e.data);
+      case 'ExecutionFailed':
+        return this.finish(e.data.execution_id, at, 'failed', e.data);
+      case 'ExecutionTimedOut':
+        return this.finish(e.data.execution_id, at, 'timed_out', { ...e.data, exit_code: null, error: `killed at the hard limit of ${e.data.limit_ms} ms` });
+      case 'ExecutionRefused':
+        return this.update(e.data.execution_id, { status: 'refused', refusal: e.data.reason, error: e.data.detail, finished_at: at });
+      case 'SessionDeleted':
+        dropSession(this.approvals, sessionId);
+        dropSession(this.executions, sessionId);
+        return;
+      case 'SessionStarted':
+      case 'SessionReopened':
+      case 'UserMessagePosted':
+      case 'AssistantMessageRecorded':
+      case 'ToolCallRequested':
+      case 'ToolCallCompleted':
+      case 'GoalSet':
+      case 'GoalSuperseded':
+      case 'PlanProposed':
+      case 'PlanStepsReplaced':
+      case 'PlanStepUpdated':
+      case 'TaskCompleted':
+      case 'AssentOpened':
+      case 'AssentClosed':
+      case 'TurnFailed':
+      case 'TurnStarted':
+      case 'TurnCancelRequested':
+      case 'TurnEnded':
+        return; // not about executions
+      default: {
+        const unhandled: never = e;
+        throw new Error(`executions projection: unhandled event ${JSON.stringify(unhandled)}`);
+      }
     }
-    case 'ApprovalGranted':
-      return decideApproval(tx, e.data.approval_id, 'granted', 'approved', meta.actor, at, null);
-    case 'ApprovalDenied':
-      return decideApproval(tx, e.data.approval_id, 'denied', 'denied', meta.actor, at, e.data.reason);
-    case 'ApprovalExpired':
-      return decideApproval(tx, e.data.approval_id, 'expired', 'expired', meta.actor, at, null);
-    case 'ApprovalCancelled':
-      return decideApproval(tx, e.data.approval_id, 'cancelled', 'cancelled', meta.actor, at, e.data.reason);
-    case 'ExecutionStarted':
-      await tx.query(`UPDATE executions SET status = 'running', started_at = $2 WHERE id = $1`, [e.data.execution_id, at]);
-      return;
-    case 'ExecutionSucceeded':
-      return finish(tx, e.data.execution_id, at, 'succeeded', e.data);
-    case 'ExecutionFailed':
-      return finish(tx, e.data.execution_id, at, 'failed', e.data);
-    case 'ExecutionTimedOut':
-      return finish(tx, e.data.execution_id, at, 'timed_out', { ...e.data, exit_code: null, error: `killed at the hard limit of ${e.data.limit_ms} ms` });
-    case 'ExecutionRefused':
-      await tx.query(`UPDATE executions SET status = 'refused', refusal = $2, error = $3, finished_at = $4 WHERE id = $1`, [e.data.execution_id, e.data.reason, e.data.detail, at]);
-      return;
-    case 'SessionDeleted':
-      await tx.query('DELETE FROM approvals WHERE session_id = $1', [sessionId]);
-      await tx.query('DELETE FROM executions WHERE session_id = $1', [sessionId]);
-      return;
-    case 'SessionStarted':
-    case 'SessionReopened':
-    case 'UserMessagePosted':
-    case 'AssistantMessageRecorded':
-    case 'ToolCallRequested':
-    case 'ToolCallCompleted':
-    case 'GoalSet':
-    case 'GoalSuperseded':
-    case 'PlanProposed':
-    case 'PlanStepsReplaced':
-    case 'PlanStepUpdated':
-    case 'TaskCompleted':
-    case 'AssentOpened':
-    case 'AssentClosed':
-    case 'TurnFailed':
-    case 'TurnStarted':
-    case 'TurnCancelRequested':
-    case 'TurnEnded':
-      return; // not about executions
-    default: {
-      const unhandled: never = e;
-      throw new Error(`executions projection: unhandled event ${JSON.stringify(unhandled)}`);
-    }
+  }
+
+  private update(id: string, changes: Partial<ExecutionRecord>): void {
+    const row = this.executions.get({ id });
+    if (row) this.executions.put({ ...row, ...changes });
+  }
+
+  private finish(id: string, at: string, status: string, ending: Ending): void {
+    this.update(id, {
+      status, exit_code: ending.exit_code, signal: ending.signal ?? null, error: ending.error ?? null, stdout_tail: ending.stdout_tail,
+      stderr_tail: ending.stderr_tail, duration_ms: ending.duration_ms, finished_at: at,
+    });
+  }
+
+  private decide(approvalId: string, status: string, executionStatus: string, by: Actor, at: string, reason: string | null): void {
+    const approval = this.approvals.get({ id: approvalId });
+    if (approval?.status !== 'pending') return;
+    this.approvals.put({ ...approval, status, decided_by: by, decided_at: at, decision_reason: reason });
+    this.update(approval.execution_id, { status: executionStatus });
   }
 }
 
@@ -116,7 +245,13 @@ export const executionsProjection: Projection = {
     'ExecutionRequested', 'ApprovalRequested', 'ApprovalGranted', 'ApprovalDenied', 'ApprovalExpired', 'ApprovalCancelled',
     'ExecutionStarted', 'ExecutionSucceeded', 'ExecutionFailed', 'ExecutionTimedOut', 'ExecutionRefused', 'SessionDeleted',
   ]),
-  applyBatch: eachEvent(onSessionEvents((tx, sessionId, event, stored) => applyEvent(tx, sessionId, event, Meta.parse(stored.metadata), stored.position))),
+  async applyBatch(tx, stored) {
+    const events = sessionEvents(stored);
+    const batch = new Batch();
+    await batch.load(tx, events);
+    for (const event of events) batch.apply(event);
+    await batch.flush(tx);
+  },
 };
 
 // ---- queries ----

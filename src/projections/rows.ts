@@ -1,6 +1,5 @@
 // Small helpers the read-model projections share for turning events into row values.
 import type { StoredEvent } from '../commands/event-store.ts';
-import type { Queryable } from '../adapters/db/db.ts';
 import { EventMetadata } from '../domain/messages.ts';
 import { parseSessionEvent, type SessionEvent } from '../domain/session/events.ts';
 import { sessionIdOf } from '../domain/session/stream.ts';
@@ -19,17 +18,6 @@ export function pgJson(value: unknown): string | null {
 
 export function isoOrNull(date: Date | null): string | null {
   return date === null ? null : date.toISOString();
-}
-
-/** A projection's apply for session streams only: other streams pass by, session events arrive parsed. */
-export function onSessionEvents(
-  apply: (tx: Queryable, sessionId: string, event: SessionEvent, stored: StoredEvent) => Promise<void>,
-): (tx: Queryable, stored: StoredEvent) => Promise<void> {
-  return async (tx, stored) => {
-    const sessionId = sessionIdOf(stored.streamName);
-    if (sessionId === null) return;
-    await apply(tx, sessionId, parseSessionEvent(stored.type, stored.data), stored);
-  };
 }
 
 /** The session events of a batch, parsed, in log order; events of other streams are left out. */

@@ -1,94 +1,291 @@
 // The transcript read model: a session's messages in order, each assistant message with the tool calls of
 // its turn, and the flat tool-call list audit scripts read.
 //
-//   UserMessagePosted         inserts the user message
+//   UserMessagePosted         inserts the user message (a message with that id already there stays as it is)
 //   AssistantMessageRecorded  creates the turn's assistant message if absent; sets its text (the last one is the turn's final text)
 //   ToolCallRequested         creates the turn's assistant message if absent; inserts the tool call (next seq of the session)
-//   ToolCallCompleted         result, error, status (failed when error is set), completed_at
+//                             unless a call with that id is there already
+//   ToolCallCompleted         result, error, status (failed when error is set), completed_at; a call not there is left alone
 //   SessionDeleted            drops the session's messages and tool calls
+//
+// A batch takes at most three statements, whatever its size, all from a fold in memory. A read, when it requests
+// calls: each such session's highest seq and which of the requested ids it holds already (a call's seq and
+// whether it is inserted at all depend on them). A DELETE, when it deletes sessions: first, so that what their
+// later events create outlives it. One write for everything else. Nothing more is read: a message's row after
+// the batch follows from what the batch does to it (insert if absent, or upsert its text), and a completion of
+// a call stored before the batch is an UPDATE, a no-op for an unknown call; so big results never travel back.
 import { z } from 'zod';
 import type { Queryable } from '../adapters/db/db.ts';
-import type { SessionEvent } from '../domain/session/events.ts';
-import { eachEvent, type Projection } from './projection.ts';
-import { isoOrNull, occurredAt, onSessionEvents, pgJson } from './rows.ts';
+import type { StoredEvent } from '../commands/event-store.ts';
+import type { SessionEvent, SessionEventOf } from '../domain/session/events.ts';
+import type { Projection } from './projection.ts';
+import { isoOrNull, occurredAt, sessionEventsIn } from './rows.ts';
 
 const TRANSCRIPT_VERSION = 1;
 
-async function applyEvent(tx: Queryable, sessionId: string, e: SessionEvent, at: string, position: number): Promise<void> {
-  switch (e.type) {
-    case 'UserMessagePosted':
-      await tx.query(
-        `INSERT INTO messages (session_id, id, role, text, created_at, event_position) VALUES ($1, $2, 'user', $3, $4, $5)
-         ON CONFLICT (session_id, id) DO NOTHING`,
-        [sessionId, e.data.message_id, e.data.text, at, position],
-      );
-      return;
-    case 'AssistantMessageRecorded':
-      await tx.query(
-        `INSERT INTO messages (session_id, id, role, text, created_at, event_position) VALUES ($1, $2, 'assistant', $3, $4, $5)
-         ON CONFLICT (session_id, id) DO UPDATE SET text = EXCLUDED.text`,
-        [sessionId, e.data.message_id, e.data.text, at, position],
-      );
-      return;
-    case 'ToolCallRequested': {
-      // One statement: the turn's message, if this call opens it, and the call (next seq of the session).
-      const { tool_call_id, message_id, name, args } = e.data;
-      await tx.query(
-        `WITH message AS (
-           INSERT INTO messages (session_id, id, role, text, created_at, event_position) VALUES ($1, $3, 'assistant', NULL, $6, $7)
-           ON CONFLICT (session_id, id) DO NOTHING
-         )
-         INSERT INTO tool_calls (session_id, id, seq, message_id, name, args, status, requested_at)
-         SELECT $1, $2, coalesce(max(seq), 0) + 1, $3, $4, $5::jsonb, 'requested', $6 FROM tool_calls WHERE session_id = $1
-         ON CONFLICT (session_id, id) DO NOTHING`,
-        [sessionId, tool_call_id, message_id, name, pgJson(args), at, position],
-      );
-      return;
-    }
-    case 'ToolCallCompleted': {
-      const { tool_call_id, result, error, result_original_bytes } = e.data;
-      await tx.query(
-        `UPDATE tool_calls SET result = $3::jsonb, error = $4, status = CASE WHEN $4::text IS NULL THEN 'completed' ELSE 'failed' END,
-           completed_at = $5, result_original_bytes = $6
-         WHERE session_id = $1 AND id = $2`,
-        [sessionId, tool_call_id, pgJson(result), error === null ? null : error, at, result_original_bytes],
-      );
-      return;
-    }
-    case 'SessionDeleted':
-      await tx.query('WITH calls AS (DELETE FROM tool_calls WHERE session_id = $1) DELETE FROM messages WHERE session_id = $1', [sessionId]);
-      return;
-    case 'SessionStarted':
-    case 'SessionReopened':
-    case 'GoalSet':
-    case 'GoalSuperseded':
-    case 'PlanProposed':
-    case 'PlanStepsReplaced':
-    case 'PlanStepUpdated':
-    case 'TaskCompleted':
-    case 'ApprovalRequested':
-    case 'ApprovalGranted':
-    case 'ApprovalDenied':
-    case 'ApprovalExpired':
-    case 'ApprovalCancelled':
-    case 'TurnFailed':
-    case 'TurnStarted':
-    case 'TurnCancelRequested':
-    case 'TurnEnded':
-    case 'ExecutionRequested':
-    case 'ExecutionRefused':
-    case 'ExecutionStarted':
-    case 'ExecutionSucceeded':
-    case 'ExecutionFailed':
-    case 'ExecutionTimedOut':
-    case 'AssentOpened':
-    case 'AssentClosed':
-      return; // not part of the transcript
-    default: {
-      const unhandled: never = e;
-      throw new Error(`transcript projection: unhandled event ${JSON.stringify(unhandled)}`);
+interface MessageRow {
+  session_id: string;
+  id: string;
+  role: 'user' | 'assistant';
+  text: string | null;
+  created_at: string;
+  event_position: number;
+}
+
+interface ToolCallRow {
+  session_id: string;
+  id: string;
+  seq: number;
+  message_id: string;
+  name: string;
+  args: Record<string, unknown>;
+  result: unknown;
+  error: string | null;
+  status: ToolCallStatus;
+  requested_at: string;
+  completed_at: string | null;
+  result_original_bytes: number | null;
+}
+
+type Completion = Pick<ToolCallRow, 'session_id' | 'id' | 'result' | 'error' | 'status' | 'completed_at' | 'result_original_bytes'>;
+
+/** A message as the batch leaves it: setsText overwrites the text of a stored message, otherwise a stored one wins. */
+interface MessageWrite {
+  readonly row: MessageRow;
+  setsText: boolean;
+}
+
+/** What the batch needs to know of a session's stored tool calls before it requests more. */
+interface StoredCalls {
+  readonly maxSeq: number;
+  /** The ids among those the batch requests that are stored already. */
+  readonly ids: ReadonlySet<string>;
+}
+
+const NO_CALLS: StoredCalls = { maxSeq: 0, ids: new Set() };
+
+interface TranscriptEvent {
+  readonly sessionId: string;
+  readonly event: SessionEvent;
+  readonly at: string;
+  readonly position: number;
+}
+
+/** What a batch does to one session's rows, relative to the rows stored before it. */
+class SessionChanges {
+  /** A SessionDeleted: the stored rows go, and only what follows it is written. */
+  deleted = false;
+  readonly messages = new Map<string, MessageWrite>();
+  /** Calls requested in the batch, with their completions folded in. */
+  readonly requested = new Map<string, ToolCallRow>();
+  /** Completions of calls stored before the batch, the last one of each call. */
+  readonly completed = new Map<string, Completion>();
+  private stored: StoredCalls;
+  private lastSeq: number;
+
+  constructor(
+    readonly sessionId: string,
+    stored: StoredCalls,
+  ) {
+    this.stored = stored;
+    this.lastSeq = stored.maxSeq;
+  }
+
+  apply({ event: e, at, position }: TranscriptEvent): void {
+    switch (e.type) {
+      case 'UserMessagePosted':
+        this.createMessage(this.message(e.data.message_id, 'user', e.data.text, at, position));
+        return;
+      case 'AssistantMessageRecorded':
+        this.setText(this.message(e.data.message_id, 'assistant', e.data.text, at, position));
+        return;
+      case 'ToolCallRequested':
+        this.createMessage(this.message(e.data.message_id, 'assistant', null, at, position));
+        this.request(e.data, at);
+        return;
+      case 'ToolCallCompleted':
+        this.complete(e.data, at);
+        return;
+      case 'SessionDeleted':
+        this.delete();
+        return;
+      case 'SessionStarted':
+      case 'SessionReopened':
+      case 'GoalSet':
+      case 'GoalSuperseded':
+      case 'PlanProposed':
+      case 'PlanStepsReplaced':
+      case 'PlanStepUpdated':
+      case 'TaskCompleted':
+      case 'ApprovalRequested':
+      case 'ApprovalGranted':
+      case 'ApprovalDenied':
+      case 'ApprovalExpired':
+      case 'ApprovalCancelled':
+      case 'TurnFailed':
+      case 'TurnStarted':
+      case 'TurnCancelRequested':
+      case 'TurnEnded':
+      case 'ExecutionRequested':
+      case 'ExecutionRefused':
+      case 'ExecutionStarted':
+      case 'ExecutionSucceeded':
+      case 'ExecutionFailed':
+      case 'ExecutionTimedOut':
+      case 'AssentOpened':
+      case 'AssentClosed':
+        return; // not part of the transcript
+      default: {
+        const unhandled: never = e;
+        throw new Error(`transcript projection: unhandled event ${JSON.stringify(unhandled)}`);
+      }
     }
   }
+
+  private message(id: string, role: MessageRow['role'], text: string | null, at: string, position: number): MessageRow {
+    return { session_id: this.sessionId, id, role, text, created_at: at, event_position: position };
+  }
+
+  private createMessage(row: MessageRow): void {
+    if (!this.messages.has(row.id)) this.messages.set(row.id, { row, setsText: false });
+  }
+
+  /** Whatever created the message, before or in the batch, the text is this one's now. */
+  private setText(row: MessageRow): void {
+    const write = this.messages.get(row.id);
+    if (write === undefined) {
+      this.messages.set(row.id, { row, setsText: true });
+    } else {
+      write.row.text = row.text;
+      write.setsText = true;
+    }
+  }
+
+  private request(data: SessionEventOf<'ToolCallRequested'>['data'], at: string): void {
+    const { tool_call_id: id, message_id, name, args } = data;
+    if (this.requested.has(id) || this.stored.ids.has(id)) return;
+    // The call was not stored, so a completion of it earlier in the batch found nothing to complete.
+    this.completed.delete(id);
+    this.lastSeq += 1;
+    this.requested.set(id, {
+      session_id: this.sessionId,
+      id,
+      seq: this.lastSeq,
+      message_id,
+      name,
+      args,
+      result: null,
+      error: null,
+      status: 'requested',
+      requested_at: at,
+      completed_at: null,
+      result_original_bytes: null,
+    });
+  }
+
+  private complete(data: SessionEventOf<'ToolCallCompleted'>['data'], at: string): void {
+    const { tool_call_id: id, result, error, result_original_bytes } = data;
+    const completion: Completion = {
+      session_id: this.sessionId,
+      id,
+      result: result ?? null,
+      error,
+      status: error === null ? 'completed' : 'failed',
+      completed_at: at,
+      result_original_bytes,
+    };
+    const call = this.requested.get(id);
+    if (call !== undefined) Object.assign(call, completion);
+    // After a delete in the batch nothing stored is left to complete.
+    else if (!this.deleted) this.completed.set(id, completion);
+  }
+
+  private delete(): void {
+    this.deleted = true;
+    this.messages.clear();
+    this.requested.clear();
+    this.completed.clear();
+    this.stored = NO_CALLS;
+    this.lastSeq = 0;
+  }
+}
+
+/** One statement: for each session the batch requests calls in, its highest seq and which requested ids it holds. */
+async function loadStoredCalls(tx: Queryable, events: readonly TranscriptEvent[]): Promise<Map<string, StoredCalls>> {
+  const requested = new Map<string, Set<string>>();
+  for (const { sessionId, event } of events) {
+    if (event.type !== 'ToolCallRequested') continue;
+    const ids = requested.get(sessionId) ?? new Set<string>();
+    ids.add(event.data.tool_call_id);
+    requested.set(sessionId, ids);
+  }
+  if (requested.size === 0) return new Map();
+  const { rows } = await tx.query<{ session_id: string; max_seq: number | null; stored: string[] }>(
+    `SELECT r.session_id,
+       (SELECT max(t.seq) FROM tool_calls t WHERE t.session_id = r.session_id) AS max_seq,
+       ARRAY(SELECT t.id FROM tool_calls t WHERE t.session_id = r.session_id AND t.id = ANY (r.ids)) AS stored
+     FROM jsonb_to_recordset($1::jsonb) AS r(session_id text, ids text[])`,
+    [JSON.stringify([...requested].map(([session_id, ids]) => ({ session_id, ids: [...ids] })))],
+  );
+  return new Map(rows.map((row) => [row.session_id, { maxSeq: row.max_seq ?? 0, ids: new Set(row.stored) }]));
+}
+
+function fold(events: readonly TranscriptEvent[], stored: ReadonlyMap<string, StoredCalls>): SessionChanges[] {
+  const sessions = new Map<string, SessionChanges>();
+  for (const event of events) {
+    let changes = sessions.get(event.sessionId);
+    if (changes === undefined) {
+      changes = new SessionChanges(event.sessionId, stored.get(event.sessionId) ?? NO_CALLS);
+      sessions.set(event.sessionId, changes);
+    }
+    changes.apply(event);
+  }
+  return [...sessions.values()];
+}
+
+const MESSAGE_COLUMNS = 'session_id, id, role, text, created_at, event_position';
+const TOOL_CALL_COLUMNS = 'session_id, id, seq, message_id, name, args, result, error, status, requested_at, completed_at, result_original_bytes';
+
+async function deleteSessions(tx: Queryable, sessionIds: readonly string[]): Promise<void> {
+  if (sessionIds.length === 0) return;
+  await tx.query('WITH calls AS (DELETE FROM tool_calls WHERE session_id = ANY ($1::text[])) DELETE FROM messages WHERE session_id = ANY ($1::text[])', [sessionIds]);
+}
+
+/**
+ * Every write but the deletes, in one statement. Its parts see the same snapshot and none writes a row another
+ * one writes: completions go to calls stored before the batch, inserts to calls that were not, and each
+ * message is in one of the two message lists.
+ */
+async function writeChanges(tx: Queryable, sessions: readonly SessionChanges[]): Promise<void> {
+  const completed = sessions.flatMap((s) => [...s.completed.values()]);
+  const requested = sessions.flatMap((s) => [...s.requested.values()]);
+  const messages = sessions.flatMap((s) => [...s.messages.values()]);
+  if (completed.length + requested.length + messages.length === 0) return;
+  const messageRows = (setsText: boolean) => messages.filter((m) => m.setsText === setsText).map((m) => m.row);
+  await tx.query(
+    `WITH completed AS (
+       UPDATE tool_calls t SET result = c.result, error = c.error, status = c.status, completed_at = c.completed_at,
+         result_original_bytes = c.result_original_bytes
+       FROM jsonb_populate_recordset(NULL::tool_calls, $1::jsonb) c
+       WHERE t.session_id = c.session_id AND t.id = c.id
+     ), requested AS (
+       INSERT INTO tool_calls (${TOOL_CALL_COLUMNS}) SELECT ${TOOL_CALL_COLUMNS} FROM jsonb_populate_recordset(NULL::tool_calls, $2::jsonb)
+     ), created AS (
+       INSERT INTO messages (${MESSAGE_COLUMNS}) SELECT ${MESSAGE_COLUMNS} FROM jsonb_populate_recordset(NULL::messages, $3::jsonb)
+       ON CONFLICT (session_id, id) DO NOTHING
+     )
+     INSERT INTO messages (${MESSAGE_COLUMNS}) SELECT ${MESSAGE_COLUMNS} FROM jsonb_populate_recordset(NULL::messages, $4::jsonb)
+     ON CONFLICT (session_id, id) DO UPDATE SET text = EXCLUDED.text`,
+    [JSON.stringify(completed), JSON.stringify(requested), JSON.stringify(messageRows(false)), JSON.stringify(messageRows(true))],
+  );
+}
+
+async function applyBatch(tx: Queryable, batch: readonly StoredEvent[]): Promise<void> {
+  const events = sessionEventsIn(batch).map(({ sessionId, event, stored }) => ({ sessionId, event, at: occurredAt(stored), position: stored.position }));
+  const sessions = fold(events, await loadStoredCalls(tx, events));
+  // A statement of its own, and first: what a deleted session's later events create is written after it.
+  await deleteSessions(tx, sessions.filter((s) => s.deleted).map((s) => s.sessionId));
+  await writeChanges(tx, sessions);
 }
 
 export const transcriptProjection: Projection = {
@@ -96,7 +293,7 @@ export const transcriptProjection: Projection = {
   version: TRANSCRIPT_VERSION,
   tables: ['tool_calls', 'messages'],
   handles: new Set(['UserMessagePosted', 'AssistantMessageRecorded', 'ToolCallRequested', 'ToolCallCompleted', 'SessionDeleted']),
-  applyBatch: eachEvent(onSessionEvents((tx, sessionId, event, stored) => applyEvent(tx, sessionId, event, occurredAt(stored), stored.position))),
+  applyBatch,
 };
 
 // ---- queries ----

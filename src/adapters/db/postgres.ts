@@ -1,6 +1,6 @@
 // Db over a node-postgres pool. LISTEN holds one dedicated client per channel.
 import pg from 'pg';
-import type { Db, Queryable } from './db.ts';
+import type { Db, Queryable, QueryOptions } from './db.ts';
 
 // BIGINT and NUMERIC come back as strings by default; positions fit in a JS number for any real history.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
@@ -11,8 +11,9 @@ export function postgresDb(connectionString: string, options: { max?: number } =
   pool.on('error', () => undefined);
   return {
     kind: 'postgres',
-    query: async <Row>(sql: string, params?: readonly unknown[]) => {
-      const r = await pool.query(sql, params as unknown[] | undefined);
+    query: async <Row>(sql: string, params?: readonly unknown[], options?: QueryOptions) => {
+      const values = params as unknown[] | undefined;
+      const r = options?.name === undefined ? await pool.query(sql, values) : await pool.query({ name: options.name, text: sql, ...(values && { values }) });
       return { rows: r.rows as Row[] };
     },
     exec: async (sql: string) => {

@@ -8,7 +8,7 @@ import { SessionCommand } from '../domain/session/commands.ts';
 import { Outcome } from '../domain/session/events.ts';
 import { sessionStream } from '../domain/session/stream.ts';
 import { getPlan } from '../projections/plans.ts';
-import { type SessionFilter, getSession, listSessions } from '../projections/sessions.ts';
+import { SESSION_FIELDS, type SessionFilter, getSession, listSessionFields } from '../projections/sessions.ts';
 import { getMessages, getToolCalls } from '../projections/transcript.ts';
 import { commandContext } from './context.ts';
 import { HttpProblem } from './errors.ts';
@@ -33,14 +33,27 @@ const Since = z.string().transform((value, ctx) => {
 /** Free text in a query string; a NUL character can match nothing and PostgreSQL refuses it. */
 const QueryText = (max: number) => z.string().max(max).regex(/^[^\0]*$/, 'must not contain a NUL character');
 
+/** fields=id,title,outcome: only those fields of each session (id is always there); all of them when absent. */
+const Fields = z
+  .string()
+  .max(1_000)
+  .describe(`comma-separated fields of a session to return (id always comes): ${SESSION_FIELDS.join(', ')}`)
+  .transform((value, ctx) => {
+    const names = value.split(',').map((name) => name.trim());
+    const unknown = names.filter((name) => !(SESSION_FIELDS as readonly string[]).includes(name));
+    if (unknown.length > 0) ctx.addIssue({ code: 'custom', message: `unknown field ${unknown.map((n) => JSON.stringify(n)).join(', ')}; known: ${SESSION_FIELDS.join(', ')}` });
+    return names as Array<(typeof SESSION_FIELDS)[number]>;
+  });
+
 const ListQuery = z.strictObject({
   outcome: blankIsAbsent(Outcome),
   status: blankIsAbsent(z.enum(['active', 'done', 'failed'])),
   entity_id: blankIsAbsent(QueryText(200)),
   blocker: blankIsAbsent(QueryText(100)),
   since: blankIsAbsent(Since),
-  limit: z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().int().min(1).max(200).default(50)),
+  limit: z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().int().min(1).max(1_000).default(50)),
   cursor: blankIsAbsent(QueryText(500)),
+  fields: blankIsAbsent(Fields),
   min_position: MinPosition,
 });
 
@@ -99,7 +112,7 @@ export const sessionsApi: FastifyPluginCallbackZod = (app, _options, done) => {
       ...(q.since && { since: q.since }),
       ...(q.cursor && { cursor: q.cursor }),
     };
-    const page = await listSessions(runtime.db, filter);
+    const page = await listSessionFields(runtime.db, filter, q.fields ?? SESSION_FIELDS);
     stamp(reply, asOf);
     return { ...page, as_of_position: asOf };
   });

@@ -25,7 +25,7 @@ import { entitySlugsIn } from '../domain/session/entities.ts';
 import { Outcome, sessionEventSchemas, type SessionEvent, type TurnFailureReason } from '../domain/session/events.ts';
 import { RowSet, type TableShape } from './batch.ts';
 import type { Projection } from './projection.ts';
-import { byteOrder, isoOrNull, occurredAt, sessionEventsIn } from './rows.ts';
+import { byteOrder, occurredAt, sessionEventsIn } from './rows.ts';
 
 /** Tables and rules together: the blocker rules' version is part of it, so new rules rebuild the model. */
 const TABLES_VERSION = 3;
@@ -391,43 +391,46 @@ export interface SessionView {
   duration_seconds: number;
 }
 
-const SessionRow = z.object({
-  id: z.string(),
-  title: z.string().nullable(),
-  goal: z.string().nullable(),
-  status: z.enum(['active', 'done', 'failed']),
-  outcome: Outcome.nullable(),
-  summary: z.string().nullable(),
-  blocker: z.string().nullable(),
-  blocker_evidence: z.object({ source: z.enum(['event', 'text', 'summary']), detail: z.string() }).nullable(),
-  pending_approvals: z.number().int(),
-  approvals_requested: z.number().int(),
-  approvals_expired: z.number().int(),
-  message_count: z.number().int(),
-  user_message_count: z.number().int(),
-  assistant_message_count: z.number().int(),
-  tool_call_count: z.number().int(),
-  turn_count: z.number().int(),
-  top_tools: z.array(z.object({ name: z.string(), count: z.number().int() })),
-  entities: z.array(z.string()),
-  executions_count: z.number().int(),
-  failed_executions: z.number().int(),
-  targets: z.array(z.string()),
-  created_at: z.date(),
-  last_active_at: z.date(),
-  closed_at: z.date().nullable(),
-  duration_seconds: z.number().int(),
-});
+/** A timestamp as toISOString writes it (UTC, milliseconds), formatted by the database: no Date is parsed per row. */
+const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
-const VIEW_COLUMNS = `id, title, goal, status, outcome, summary, blocker, blocker_evidence, pending_approvals, approvals_requested,
-  approvals_expired, message_count, user_message_count, assistant_message_count, tool_call_count, turn_count, top_tools, entities,
-  executions_count, failed_executions, targets, created_at, last_active_at, closed_at,
-  greatest(0, floor(extract(epoch FROM coalesce(closed_at, now()) - created_at)))::integer AS duration_seconds`;
+// Each field of SessionView, in its order, as the SQL that yields it with its JSON type: a row is the view as it
+// stands (the table's types and checks guarantee the shapes, so there is no per-row validation on the read path).
+const VIEW_SQL: Record<keyof SessionView, string> = {
+  id: 'id',
+  title: 'title',
+  goal: 'goal',
+  status: 'status',
+  outcome: 'outcome',
+  summary: 'summary',
+  blocker: 'blocker',
+  // json (not jsonb) keeps the keys in this order.
+  blocker_evidence: `CASE WHEN blocker_evidence IS NOT NULL THEN json_build_object('source', blocker_evidence->>'source', 'detail', blocker_evidence->>'detail') END`,
+  pending_approvals: 'pending_approvals',
+  approvals_requested: 'approvals_requested',
+  approvals_expired: 'approvals_expired',
+  message_count: 'message_count',
+  user_message_count: 'user_message_count',
+  assistant_message_count: 'assistant_message_count',
+  tool_call_count: 'tool_call_count',
+  turn_count: 'turn_count',
+  top_tools: 'top_tools',
+  entities: 'entities',
+  executions_count: 'executions_count',
+  failed_executions: 'failed_executions',
+  targets: 'targets',
+  created_at: iso('created_at'),
+  last_active_at: iso('last_active_at'),
+  closed_at: iso('closed_at'),
+  duration_seconds: 'greatest(0, floor(extract(epoch FROM coalesce(closed_at, now()) - created_at)))::integer',
+};
 
-function toView(raw: unknown): SessionView {
-  const row = SessionRow.parse(raw);
-  return { ...row, created_at: row.created_at.toISOString(), last_active_at: row.last_active_at.toISOString(), closed_at: isoOrNull(row.closed_at) };
-}
+/** The fields a list may be narrowed to (GET /sessions?fields=…), in the order a view has them. */
+export const SESSION_FIELDS = Object.keys(VIEW_SQL) as ReadonlyArray<keyof SessionView>;
+
+// ORDER BY must name sessions.created_at: an output column of the same name is the formatted text.
+const selectList = (fields: readonly (keyof SessionView)[]) => fields.map((field) => `${VIEW_SQL[field]} AS ${field}`).join(', ');
+const VIEW_COLUMNS = selectList(SESSION_FIELDS);
 
 export interface SessionFilter {
   outcome?: Outcome;
@@ -440,6 +443,9 @@ export interface SessionFilter {
   limit: number;
   cursor?: string;
 }
+
+/** A list of views narrowed to some of their fields (always with id, which pages are keyed on). */
+export type SessionFields = ReadonlyArray<keyof SessionView>;
 
 export class InvalidCursorError extends Error {
   readonly code = 'invalid_cursor';
@@ -472,6 +478,17 @@ function decodeCursor(cursor: string): [string, string] {
 
 /** Newest first, in keyset pages: a page never repeats or skips a session, however many arrive meanwhile. */
 export async function listSessions(db: Queryable, filter: SessionFilter): Promise<{ sessions: SessionView[]; next_cursor: string | null }> {
+  return (await listSessionFields(db, filter, SESSION_FIELDS)) as { sessions: SessionView[]; next_cursor: string | null };
+}
+
+/** listSessions with only the given fields of each view (id always among them): less to read, send and parse. */
+export async function listSessionFields(
+  db: Queryable,
+  filter: SessionFilter,
+  fields: SessionFields,
+): Promise<{ sessions: Array<Partial<SessionView>>; next_cursor: string | null }> {
+  const chosen = new Set<keyof SessionView>(['id', ...fields]);
+  const columns = fields === SESSION_FIELDS ? VIEW_COLUMNS : selectList(SESSION_FIELDS.filter((field) => chosen.has(field)));
   if (!Number.isInteger(filter.limit) || filter.limit < 1) throw new RangeError('limit must be a positive integer');
   const params: unknown[] = [];
   const param = (value: unknown): string => `$${params.push(value)}`;
@@ -486,22 +503,24 @@ export async function listSessions(db: Queryable, filter: SessionFilter): Promis
     where.push(`(created_at, id) < (${param(createdAt)}::timestamptz, ${param(id)})`);
   }
   // One row more than asked says whether another page exists.
-  const { rows } = await db.query<Record<string, unknown>>(
-    `SELECT ${VIEW_COLUMNS}, ${CURSOR_TIME_SQL} AS cursor_created_at FROM sessions
+  const { rows } = await db.query<Partial<SessionView> & { id: string; cursor_created_at: string }>(
+    `SELECT ${columns}, ${CURSOR_TIME_SQL} AS cursor_created_at FROM sessions
      ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
-     ORDER BY created_at DESC, id DESC LIMIT ${param(filter.limit + 1)}`,
+     ORDER BY sessions.created_at DESC, sessions.id DESC LIMIT ${param(filter.limit + 1)}`,
     params,
   );
   const page = rows.slice(0, filter.limit);
   const last = page.at(-1);
-  const next_cursor =
-    rows.length > filter.limit && last !== undefined ? encodeCursor(z.string().parse(last.cursor_created_at), z.string().parse(last.id)) : null;
-  return { sessions: page.map(toView), next_cursor };
+  const next_cursor = rows.length > filter.limit && last !== undefined ? encodeCursor(last.cursor_created_at, last.id) : null;
+  return {
+    sessions: page.map(({ cursor_created_at: _cursor, ...view }) => view),
+    next_cursor,
+  };
 }
 
 export async function getSession(db: Queryable, id: string): Promise<SessionView | null> {
-  const { rows } = await db.query(`SELECT ${VIEW_COLUMNS} FROM sessions WHERE id = $1`, [id]);
-  return rows[0] === undefined ? null : toView(rows[0]);
+  const { rows } = await db.query<SessionView>(`SELECT ${VIEW_COLUMNS} FROM sessions WHERE id = $1`, [id]);
+  return rows[0] ?? null;
 }
 
 export interface UnfinishedSession {

@@ -147,6 +147,30 @@ describe.each(databases)('sessions API on $name', (database) => {
     expect(limited.body.as_of_position).toEqual(expect.any(Number));
   });
 
+  it('narrows each session to the fields asked for, and keeps the full view otherwise', async () => {
+    const id = await create();
+    await command(id, { type: 'set_goal', goal: 'check the backups' });
+    await command(id, { type: 'record_tool_call_requested', tool_call_id: 'f', name: 'run', args: { target: 'host:strong', command: 'ls' } });
+    const end = await command(id, { type: 'complete_task', outcome: 'partial', summary: 'timed out: approval expired' });
+    const full = await server.request('GET', `/sessions?min_position=${end.position}&limit=1000`);
+    const view = full.body.sessions.find((x: any) => x.id === id);
+    // Every field, in this order, with ISO timestamps as toISOString writes them.
+    expect(Object.keys(view)).toEqual([
+      'id', 'title', 'goal', 'status', 'outcome', 'summary', 'blocker', 'blocker_evidence', 'pending_approvals', 'approvals_requested',
+      'approvals_expired', 'message_count', 'user_message_count', 'assistant_message_count', 'tool_call_count', 'turn_count', 'top_tools',
+      'entities', 'executions_count', 'failed_executions', 'targets', 'created_at', 'last_active_at', 'closed_at', 'duration_seconds',
+    ]);
+    expect(view).toMatchObject({ goal: 'check the backups', outcome: 'partial', tool_call_count: 1, top_tools: [{ name: 'run', count: 1 }], entities: ['host:strong'] });
+    for (const at of [view.created_at, view.last_active_at, view.closed_at]) expect(new Date(at).toISOString()).toBe(at);
+    if (view.blocker_evidence !== null) expect(Object.keys(view.blocker_evidence)).toEqual(['source', 'detail']);
+
+    const narrow = await server.request('GET', `/sessions?limit=1000&fields=outcome,tool_call_count,top_tools`);
+    expect(narrow.status).toBe(200);
+    const picked = narrow.body.sessions.find((x: any) => x.id === id);
+    expect(picked).toEqual({ id, outcome: 'partial', tool_call_count: 1, top_tools: [{ name: 'run', count: 1 }] });
+    expect(narrow.body.sessions.every((x: any) => Object.keys(x).length === 4)).toBe(true);
+  });
+
   it('pages each session exactly once while sessions are being written', async () => {
     const before: string[] = [];
     for (let i = 0; i < 25; i++) before.push(await create());

@@ -233,7 +233,9 @@ describe('the audit pager', () => {
     expect(requests.map((r) => r.searchParams.get('cursor'))).toEqual([null, 'c2', 'c3']);
     for (const r of requests) {
       expect(r.pathname).toBe('/sessions');
-      expect(Object.fromEntries(r.searchParams)).toMatchObject({ limit: '200', since: '7d', outcome: 'partial', blocker: 'tool_error' });
+      expect(Object.fromEntries(r.searchParams)).toMatchObject({ limit: '1000', since: '7d', outcome: 'partial', blocker: 'tool_error' });
+      // Only what the report reads.
+      expect(r.searchParams.get('fields')?.split(',')).toEqual(['id', 'title', 'goal', 'status', 'outcome', 'blocker', 'message_count', 'user_message_count', 'assistant_message_count', 'tool_call_count', 'turn_count', 'top_tools']);
     }
   });
 });

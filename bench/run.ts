@@ -102,17 +102,17 @@ async function main(): Promise<void> {
     }
     const peak = await server.peakMemory();
 
-    const rebuildSeconds = rebuilt.reduce((sum, r) => sum + r.seconds, 0);
+    const rebuildSeconds = rebuilt.together.seconds;
     const rows: Row[] = [
       { metric: 'append, 1 session writer (one append per command)', figure: `${n(perSecond(one))} events/s (${n(one.events)} events, ${s(one.seconds)})`, target: null },
       { metric: 'append, 32 concurrent session writers', figure: `${n(perSecond(thirtyTwo))} events/s (${n(thirtyTwo.events)} events, ${s(thirtyTwo.seconds)})`, target: '≥ 5 000 events/s', met: perSecond(thirtyTwo) >= 5_000 },
       {
-        metric: `rebuild, all ${rebuilt.length} projections one after another, ${n(rebuildLog)}-event log`,
+        metric: `rebuild, all ${rebuilt.alone.length} projections in one pass (nomos projections rebuild), ${n(rebuildLog)}-event log`,
         figure: `${n(rebuildLog / rebuildSeconds)} events/s (${s(rebuildSeconds)}; 1 M events: ${s((rebuildSeconds * 1_000_000) / rebuildLog)}${rebuildLog === 1_000_000 ? '' : ', extrapolated'})`,
         target: '≥ 50 000 events/s',
         met: rebuildLog / rebuildSeconds >= 50_000,
       },
-      ...rebuilt.map((r): Row => ({ metric: `rebuild, ${r.projection} projection alone`, figure: `${n(perSecond(r))} events/s (${s(r.seconds)})`, target: '≥ 50 000 events/s', met: perSecond(r) >= 50_000 })),
+      ...rebuilt.alone.map((r): Row => ({ metric: `rebuild, ${r.projection} projection alone`, figure: `${n(perSecond(r))} events/s (${s(r.seconds)})`, target: '≥ 50 000 events/s', met: perSecond(r) >= 50_000 })),
       { metric: `live catch-up, all projectors side by side, ${n(catchUp.events)} new events`, figure: `${n(perSecond(catchUp))} events/s (${s(catchUp.seconds)})`, target: null },
       { metric: `GET /sessions, limit 50, filters, p50 (${n(list.requests)} requests, ${n(loaded.sessions)} sessions)`, figure: ms(list.p50), target: null },
       { metric: 'GET /sessions, limit 50, filters, p99', figure: ms(list.p99), target: '< 10 ms', met: list.p99 < 10 },
@@ -135,7 +135,7 @@ async function main(): Promise<void> {
       `- machine: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), ${n(totalmem() / 1_073_741_824)} GiB RAM, Node ${process.version}, PostgreSQL ${await serverVersion(bench.db)}`,
       `- data: ${n(loaded.sessions)} generated sessions, ${n(loaded.events)} events (seed ${SEED}); the rebuild ran on the first ${n(rebuildLog)}`,
       `- population: ${coverage}`,
-      '- method: appends are SqlEventStore.append calls with the right expected version, one per command, no server running; the rest of the log is loaded one append per session (same events); rebuilds go through rebuildProjection; HTTP figures are against a spawned `nomos serve`, requests one at a time',
+      '- method: appends are SqlEventStore.append calls with the right expected version, one per command, no server running; the rest of the log is loaded one append per session (same events); rebuilds go through rebuildProjections (all in one pass) and rebuildProjection (each alone); HTTP figures are against a spawned `nomos serve`, requests one at a time',
     ];
     const table = renderTable(header, rows);
     console.log(table);

@@ -3,7 +3,7 @@
 // the shadow is swapped in when it has caught up. Interrupted, it resumes where it stopped next time.
 import { SingleBar } from 'cli-progress';
 import type { Config } from '../config.ts';
-import { projectionStatus, rebuildProjection } from '../projections/projector.ts';
+import { projectionStatus, rebuildProjections } from '../projections/projector.ts';
 import { openRuntime, projections, type Runtime } from '../runtime.ts';
 import type { Projection } from '../projections/projection.ts';
 import { claimDataDir } from './data-dir-lock.ts';
@@ -20,7 +20,7 @@ export async function rebuildCommand(config: Config, name: string | undefined, o
   const release = config.databaseUrl ? null : await claimDataDir(config.dataDir);
   const runtime = await openRuntime(config);
   try {
-    for (const projection of chosen) await rebuildOne(runtime, projection, options);
+    await rebuildMany(runtime, chosen, options);
   } finally {
     await runtime.close();
     await release?.();
@@ -29,10 +29,14 @@ export async function rebuildCommand(config: Config, name: string | undefined, o
 
 const formatRate = (perSecond: number) => (perSecond >= 10_000 ? `${Math.round(perSecond / 1000)}k` : String(Math.round(perSecond)));
 
-/** One projection, with a progress bar over the log's positions: events/s and the ETA to the head. */
-async function rebuildOne(runtime: Runtime, projection: Projection, options: RebuildCommandOptions): Promise<void> {
+/**
+ * The projections in one pass over the log, with a progress bar over its positions (the furthest-behind
+ * projection's): events/s and the ETA to the head. Then a line per projection.
+ */
+async function rebuildMany(runtime: Runtime, chosen: readonly Projection[], options: RebuildCommandOptions): Promise<void> {
+  const label = chosen.length === 1 ? chosen[0]!.name : 'all';
   const bar = new SingleBar({
-    format: `${projection.name.padEnd(11)} [{bar}] {percentage}% | position {value}/{total} | {rate} events/s | ETA {eta_formatted}`,
+    format: `${label.padEnd(11)} [{bar}] {percentage}% | position {value}/{total} | {rate} events/s | ETA {eta_formatted}`,
     barsize: 24,
     hideCursor: true,
     // Where stderr is not a terminal (CI, a log file), a line every few seconds instead of redrawing.
@@ -41,9 +45,11 @@ async function rebuildOne(runtime: Runtime, projection: Projection, options: Reb
     etaBuffer: 50,
   });
   const started = Date.now();
-  let first: number | null = null;
   let head = (await runtime.store.head()).position;
+  const positions = new Map<string, number>();
+  const firsts = new Map<string, number>();
   let drawn = false;
+  let firstPosition: number | null = null;
   // The head moves while we rebuild (a server may be appending): look again now and then.
   const headWatch = setInterval(() => {
     void runtime.store.head().then((h) => {
@@ -51,25 +57,38 @@ async function rebuildOne(runtime: Runtime, projection: Projection, options: Reb
       bar.setTotal(Math.max(head, 1));
     }, () => undefined);
   }, 1_000);
-  let result;
+  let results;
   try {
-    result = await rebuildProjection({ store: runtime.store, db: runtime.db }, projection, (p) => {
-      first ??= p.events;
-      const seconds = Math.max((Date.now() - started) / 1000, 0.001);
-      const rate = formatRate((p.events - first) / seconds);
-      // The first report says where it starts: 0, or where a stopped rebuild got to.
-      if (drawn) bar.update(p.position, { rate });
-      else bar.start(Math.max(head, p.position, 1), p.position, { rate });
-      drawn = true;
-    }, { restart: options.restart, ...(options.batchSize !== undefined && { batchSize: options.batchSize }) });
+    results = await rebuildProjections(
+      { store: runtime.store, db: runtime.db },
+      chosen,
+      (name, p) => {
+        if (!firsts.has(name)) firsts.set(name, p.events);
+        positions.set(name, p.position);
+        if (positions.size < chosen.length) return;
+        const position = Math.min(...positions.values());
+        firstPosition ??= position;
+        const seconds = Math.max((Date.now() - started) / 1000, 0.001);
+        const rate = formatRate((position - firstPosition) / seconds);
+        // The first report says where it starts: 0, or where a stopped rebuild got to.
+        if (drawn) bar.update(position, { rate });
+        else bar.start(Math.max(head, position, 1), position, { rate });
+        drawn = true;
+      },
+      { restart: options.restart, ...(options.batchSize !== undefined && { batchSize: options.batchSize }) },
+    );
   } finally {
     clearInterval(headWatch);
     if (drawn) bar.stop();
   }
   const seconds = (Date.now() - started) / 1000;
-  const resumed = result.resumedFrom === null ? '' : ` (resumed from position ${result.resumedFrom})`;
-  const outcome = result.swapped ? 'swapped in' : 'swapped in by another process';
-  console.log(`${projection.name}: rebuilt from ${result.events} events${resumed} in ${seconds.toFixed(1)} s, ${formatRate((result.events - (first ?? 0)) / Math.max(seconds, 0.001))} events/s; ${outcome}`);
+  for (const projection of chosen) {
+    const result = results.get(projection.name)!;
+    const resumed = result.resumedFrom === null ? '' : ` (resumed from position ${result.resumedFrom})`;
+    const outcome = result.swapped ? 'swapped in' : 'swapped in by another process';
+    const rate = formatRate((result.events - (firsts.get(projection.name) ?? 0)) / Math.max(seconds, 0.001));
+    console.log(`${projection.name}: rebuilt from ${result.events} events${resumed} in ${seconds.toFixed(1)} s, ${rate} events/s; ${outcome}`);
+  }
 }
 
 export async function statusCommand(config: Config): Promise<void> {

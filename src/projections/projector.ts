@@ -108,7 +108,6 @@ async function registered(db: Queryable, projection: Projection): Promise<Stored
 const GONE: BatchOutcome = { read: 0, last: null, pending: false, discarded: true };
 
 async function projectBatch(deps: ProjectorDeps, track: Track, batchSize: number): Promise<BatchOutcome> {
-  const { projection } = track;
   const seen = await track.place(deps.db);
   if (!seen) return GONE;
   // Read outside any transaction: an open transaction with an xid would hold back pg_snapshot_xmin and stall
@@ -116,7 +115,18 @@ async function projectBatch(deps: ProjectorDeps, track: Track, batchSize: number
   const { events, pending } = await deps.store.readAll({ after: seen.checkpoint, limit: batchSize });
   const last = events[events.length - 1];
   if (!last) return { read: 0, last: null, pending, discarded: false };
-  const applied = await deps.db.transaction(async (tx) => {
+  const applied = await applyToTrack(deps, track, seen, events);
+  return { read: events.length, last, pending, discarded: !applied };
+}
+
+/**
+ * Applies `events` (the log right after `seen`, in order) to the track's rows and moves its checkpoint past
+ * them, in one transaction; false when the track moved or went meanwhile, and nothing was applied.
+ */
+async function applyToTrack(deps: ProjectorDeps, track: Track, seen: Place, events: readonly StoredEvent[]): Promise<boolean> {
+  const { projection } = track;
+  const last = events[events.length - 1]!;
+  return deps.db.transaction(async (tx) => {
     // Rows and checkpoint commit together, and both derive from the log: a commit lost in a database crash
     // loses them together and the events are applied again. So the batch need not wait for the WAL flush.
     await tx.query('SET LOCAL synchronous_commit = off');
@@ -130,7 +140,43 @@ async function projectBatch(deps: ProjectorDeps, track: Track, batchSize: number
     await track.advance(tx, seen, last.checkpoint, events.length);
     return true;
   });
-  return { read: events.length, last, pending, discarded: !applied };
+}
+
+/**
+ * Several tracks through the log in one pass: each batch is read once, from the track furthest behind, and
+ * applied to every track it extends, each in its own transaction and all at once (on PostgreSQL they run on
+ * separate connections, side by side). Returns when the log is exhausted or every track is gone.
+ */
+async function drainTogether(
+  deps: ProjectorDeps,
+  tracks: readonly Track[],
+  batchSize: number,
+  options: { onBatch?: (track: Track, outcome: BatchOutcome) => void; signal?: AbortSignal } = {},
+): Promise<void> {
+  let delay = PENDING_DELAY.min;
+  for (;;) {
+    options.signal?.throwIfAborted();
+    const places = await Promise.all(tracks.map(async (track) => ({ track, seen: await track.place(deps.db) })));
+    const present = places.filter((p): p is { track: Track; seen: Place } => p.seen !== null);
+    if (present.length === 0) return;
+    const from = present.map((p) => p.seen.checkpoint).reduce((a, b) => (compareCheckpoints(a, b) <= 0 ? a : b));
+    const { events, pending } = await deps.store.readAll({ after: from, limit: batchSize });
+    const last = events[events.length - 1];
+    if (last) {
+      await Promise.all(
+        present.map(async ({ track, seen }) => {
+          const mine = events.filter((event) => compareCheckpoints(event.checkpoint, seen.checkpoint) > 0);
+          if (mine.length === 0) return;
+          const applied = await applyToTrack(deps, track, seen, mine);
+          options.onBatch?.(track, { read: mine.length, last, pending, discarded: !applied });
+        }),
+      );
+    }
+    if (events.length === batchSize) continue;
+    if (!pending) return;
+    await sleep(delay);
+    delay = Math.min(delay * 2, PENDING_DELAY.max);
+  }
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -307,31 +353,56 @@ export async function rebuildProjection(
   onProgress?: (progress: RebuildProgress) => void,
   options: RebuildOptions = {},
 ): Promise<RebuildResult> {
+  const results = await rebuildProjections(deps, [projection], onProgress && ((_name, progress) => onProgress(progress)), options);
+  return results.get(projection.name)!;
+}
+
+/**
+ * rebuildProjection for several projections in one pass over the log: each batch is read once and applied to
+ * every shadow it extends, side by side. Then each is caught up, indexed and swapped in on its own.
+ */
+export async function rebuildProjections(
+  deps: ProjectorDeps,
+  projections: readonly Projection[],
+  onProgress?: (name: string, progress: RebuildProgress) => void,
+  options: RebuildOptions = {},
+): Promise<Map<string, RebuildResult>> {
   const batchSize = options.batchSize ?? DEFAULT_REBUILD_BATCH_SIZE;
-  const { resumed, state } = await beginRebuild(deps.db, projection, { restart: options.restart === true });
-  let events = state.events;
-  onProgress?.({ events, position: state.checkpoint.pos });
-  const track = shadowTrack(projection);
-  const onBatch = (outcome: BatchOutcome) => {
+  const signal = options.signal && { signal: options.signal };
+  const rebuilds = new Map<string, { track: Track; events: number; resumedFrom: number | null }>();
+  for (const projection of projections) {
+    const { resumed, state } = await beginRebuild(deps.db, projection, { restart: options.restart === true });
+    rebuilds.set(projection.name, { track: shadowTrack(projection), events: state.events, resumedFrom: resumed ? state.checkpoint.pos : null });
+    onProgress?.(projection.name, { events: state.events, position: state.checkpoint.pos });
+  }
+  const onBatch = (track: Track, outcome: BatchOutcome) => {
     // Batches another process committed first are not ours to count.
     if (outcome.discarded || !outcome.last) return;
-    events += outcome.read;
-    onProgress?.({ events, position: outcome.last.position });
+    const rebuild = rebuilds.get(track.projection.name)!;
+    rebuild.events += outcome.read;
+    onProgress?.(track.projection.name, { events: rebuild.events, position: outcome.last.position });
   };
-  let swapped = false;
-  for (;;) {
-    await drain(deps, track, batchSize, { onBatch, ...(options.signal && { signal: options.signal }) });
-    await indexShadow(deps.db, projection);
-    options.signal?.throwIfAborted();
-    const outcome = await swapShadow(deps.db, projection);
-    if (outcome === 'swapped') swapped = true;
-    // 'behind': the live tables moved on meanwhile, so catch up again; 'unindexed': it was restarted meanwhile;
-    // 'busy': readers held the live tables too long, so try again shortly.
-    if (outcome === 'swapped' || outcome === 'gone') break;
-    if (outcome === 'busy') await sleep(SWAP_RETRY_MS);
+  await drainTogether(deps, [...rebuilds.values()].map((r) => r.track), batchSize, { onBatch, ...signal });
+
+  const results = new Map<string, RebuildResult>();
+  for (const projection of projections) {
+    const rebuild = rebuilds.get(projection.name)!;
+    let swapped = false;
+    for (;;) {
+      await drain(deps, rebuild.track, batchSize, { onBatch: (outcome) => onBatch(rebuild.track, outcome), ...signal });
+      await indexShadow(deps.db, projection);
+      options.signal?.throwIfAborted();
+      const outcome = await swapShadow(deps.db, projection);
+      if (outcome === 'swapped') swapped = true;
+      // 'behind': the live tables moved on meanwhile, so catch up again; 'unindexed': it was restarted meanwhile;
+      // 'busy': readers held the live tables too long, so try again shortly.
+      if (outcome === 'swapped' || outcome === 'gone') break;
+      if (outcome === 'busy') await sleep(SWAP_RETRY_MS);
+    }
+    await dropRetired(deps.db, projection);
+    results.set(projection.name, { events: rebuild.events, resumedFrom: rebuild.resumedFrom, swapped });
   }
-  await dropRetired(deps.db, projection);
-  return { events, resumedFrom: resumed ? state.checkpoint.pos : null, swapped };
+  return results;
 }
 
 /** Whether the projection must be rebuilt: its rows were built under an older version, or a rebuild was left unfinished. */

@@ -4,7 +4,7 @@ import type { Db } from '../../src/adapters/db/db.ts';
 import { executeSessionCommand, startSession, deleteSession } from '../../src/commands/session.ts';
 import type { SessionCommand } from '../../src/domain/session/commands.ts';
 import { loadConfig } from '../../src/config.ts';
-import { rebuildProjection } from '../../src/projections/projector.ts';
+import { rebuildProjection, rebuildProjections } from '../../src/projections/projector.ts';
 import { type Runtime, openRuntime } from '../../src/runtime.ts';
 import { databases, type TestDb } from '../support/databases.ts';
 
@@ -71,5 +71,16 @@ describe.each(databases)('projection rebuild on $name', (database) => {
     }
     const rebuilt = await snapshot(runtime.db, runtime);
     expect(rebuilt).toEqual(live);
+
+    // All of them in one pass, one of them resuming a rebuild stopped part-way: the same rows again.
+    const deps2 = { store: runtime.store, db: runtime.db };
+    const sessions = runtime.projections.find((p) => p.name === 'sessions')!;
+    const stop = new AbortController();
+    await expect(rebuildProjection(deps2, sessions, (p) => p.events > 0 && stop.abort(), { batchSize: 7, signal: stop.signal })).rejects.toThrow();
+    const results = await rebuildProjections(deps2, runtime.projections);
+    expect(results.get('sessions')!.resumedFrom).toBeGreaterThan(0);
+    expect([...results.values()].every((r) => r.swapped)).toBe(true);
+    expect(results.get('plans')!.resumedFrom).toBeNull();
+    expect(await snapshot(runtime.db, runtime)).toEqual(live);
   });
 });

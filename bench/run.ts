@@ -27,6 +27,7 @@ const SEED = 20_260_718;
 const DAY = 86_400_000;
 const RESULTS = fileURLToPath(new URL('./results.md', import.meta.url));
 const NOTES = fileURLToPath(new URL('./profile-notes.md', import.meta.url));
+const LOAD_SLICE = 200_000;
 const BLOCKERS = ['approval_timeout', 'approval_denied', 'tool_error', 'model_refusal', 'model_empty_response', 'classifier_overreach', 'user_abandoned', 'missing_knowledge', 'missing_capability'];
 
 const log = (message: string) => console.error(`bench: ${message}`);
@@ -68,13 +69,22 @@ async function main(): Promise<void> {
       loaded.sessions += run.sessions;
       return run;
     };
+    // Bulk loads go in slices: appendSessions generates its sessions before it starts the clock, and millions of
+    // events held at once would not fit in the heap.
+    const load = async (untilEvents: number): Promise<void> => {
+      for (let left = untilEvents; left > 0; ) {
+        const run = await append(8, Math.min(left, LOAD_SLICE), false);
+        if (run.events === 0) return;
+        left -= run.events;
+      }
+    };
 
     log(`scale ${scale.name}, database ${bench.name}: appending, 1 writer`);
     const one = await append(1, scale.appendEvents.one, true);
     log('appending, 32 writers');
     const thirtyTwo = await append(32, scale.appendEvents.thirtyTwo, true);
     log(`loading the log to ${n(scale.rebuildEvents)} events`);
-    await append(8, scale.rebuildEvents - loaded.events, false);
+    await load(scale.rebuildEvents - loaded.events);
     const rebuildLog = loaded.events;
     log(`rebuilding every projection from ${n(rebuildLog)} events`);
     const rebuilt = await rebuildAll(store, bench.db, projections);
@@ -82,7 +92,7 @@ async function main(): Promise<void> {
     if (loaded.sessions < scale.sessions) {
       log(`loading up to ${n(scale.sessions)} sessions, then catching the projections up`);
       const perSession = loaded.events / loaded.sessions;
-      while (loaded.sessions < scale.sessions) await append(8, Math.ceil((scale.sessions - loaded.sessions) * perSession), false);
+      while (loaded.sessions < scale.sessions) await load(Math.ceil((scale.sessions - loaded.sessions) * perSession));
     }
     const catchUpStarted = performance.now();
     await Promise.all(projections.map((p) => new Projector({ store, db: bench.db }, p).catchUp()));

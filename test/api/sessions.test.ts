@@ -171,6 +171,24 @@ describe.each(databases)('sessions API on $name', (database) => {
     expect(narrow.body.sessions.every((x: any) => Object.keys(x).length === 4)).toBe(true);
   });
 
+  it('pages a since window the same whichever way the server scans it (many matches, then the last few)', async () => {
+    let last = 0;
+    for (let i = 0; i < 9; i++) last = (await command(await create(), { type: 'post_user_message', text: `n${i}` })).position;
+    const all = await server.request('GET', `/sessions?min_position=${last}&limit=1000&fields=id`);
+    const expected = all.body.sessions.map((x: any) => x.id);
+    expect(expected.length).toBeGreaterThanOrEqual(9);
+    // limit 1: the first pages see at least four matches after their cursor, the last ones fewer.
+    const paged: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page = await server.request('GET', `/sessions?since=1h&limit=1&fields=id${cursor ? `&cursor=${cursor}` : ''}`);
+      expect(page.status).toBe(200);
+      paged.push(...page.body.sessions.map((x: any) => x.id));
+      cursor = page.body.next_cursor;
+    } while (cursor !== null);
+    expect(paged).toEqual(expected);
+  });
+
   it('pages each session exactly once while sessions are being written', async () => {
     const before: string[] = [];
     for (let i = 0; i < 25; i++) before.push(await create());

@@ -230,6 +230,7 @@ class Run {
 
 export class Projector {
   private readonly batchSize: number;
+  private readonly idleRecheckMs: number;
   private readonly track: Track;
   private readonly onError: (error: unknown) => void;
   private current: { run: Run; done: Promise<void> } | null = null;
@@ -237,11 +238,12 @@ export class Projector {
   constructor(
     private readonly deps: ProjectorDeps,
     private readonly projection: Projection,
-    options: { batchSize?: number; onError?: (error: unknown) => void } = {},
+    options: { batchSize?: number; onError?: (error: unknown) => void; idleRecheckMs?: number } = {},
   ) {
     const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
     if (!Number.isInteger(batchSize) || batchSize < 1) throw new Error(`batchSize must be a positive integer, got ${batchSize}`);
     this.batchSize = batchSize;
+    this.idleRecheckMs = options.idleRecheckMs ?? IDLE_RECHECK_MS;
     this.track = liveTrack(projection);
     this.onError = options.onError ?? ((error) => console.error(`projector ${projection.name}:`, error));
   }
@@ -302,7 +304,7 @@ export class Projector {
           continue;
         }
         pendingDelay = PENDING_DELAY.min;
-        if (!run.dirty) await run.pause(IDLE_RECHECK_MS, { wakeOnChange: true });
+        if (!run.dirty) await run.pause(this.idleRecheckMs, { wakeOnChange: true });
       }
     } finally {
       changes.unsubscribe();

@@ -3,34 +3,17 @@
 // the projection suites feed them). Checked for every projection on a generated log that holds every outcome
 // and blocker, reopened sessions and deleted ones, with batch sizes that cut sessions anywhere.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Db } from '../../src/adapters/db/db.ts';
 import { START, type StoredEvent } from '../../src/commands/event-store.ts';
 import { deleteSession } from '../../src/commands/session.ts';
 import { loadConfig } from '../../src/config.ts';
-import type { Projection } from '../../src/projections/projection.ts';
 import { type Runtime, openRuntime } from '../../src/runtime.ts';
 import { appendSessions } from '../../bench/append.ts';
 import { sessions } from '../../bench/generator.ts';
 import { Rng } from '../../bench/prng.ts';
 import { databases, type TestDb } from '../support/databases.ts';
+import { projectInBatches } from './feed.ts';
 
 const DAY = 86_400_000;
-
-async function tableRows(db: Db, projection: Projection): Promise<Record<string, unknown[]>> {
-  const out: Record<string, unknown[]> = {};
-  // Every column, every row, in a total order: any difference in any value shows up.
-  for (const table of projection.tables) out[table] = (await db.query(`SELECT to_jsonb(t) AS row FROM ${table} t ORDER BY to_jsonb(t)::text`)).rows;
-  return out;
-}
-
-async function emptied(db: Db, projection: Projection): Promise<void> {
-  for (const table of projection.tables) await db.query(`DELETE FROM ${table}`);
-}
-
-async function applyInBatches(db: Db, projection: Projection, events: readonly StoredEvent[], size: number): Promise<void> {
-  const handled = events.filter((e) => projection.handles.has(e.type));
-  for (let i = 0; i < handled.length; i += size) await db.transaction((tx) => projection.applyBatch(tx, handled.slice(i, i + size)));
-}
 
 describe.each(databases)('batched application on $name', (database) => {
   let testDb: TestDb;
@@ -69,8 +52,7 @@ describe.each(databases)('batched application on $name', (database) => {
   it("a started session's row holds the sessions table's column defaults", async () => {
     const sessions = runtime.projections.find((p) => p.name === 'sessions')!;
     const started = log.find((e) => e.type === 'SessionStarted')!;
-    await emptied(runtime.db, sessions);
-    await runtime.db.transaction((tx) => sessions.applyBatch(tx, [started]));
+    await projectInBatches(runtime.db, sessions, [started], 1);
     const projected = (await runtime.db.query<{ row: Record<string, unknown> }>('SELECT to_jsonb(s) AS row FROM sessions s')).rows;
     expect(projected).toHaveLength(1);
     const { id, created_at } = projected[0]!.row;
@@ -85,15 +67,9 @@ describe.each(databases)('batched application on $name', (database) => {
   for (const name of ['sessions', 'transcript', 'plans', 'executions']) {
     it(`${name}: one event per transaction, batches of 7, 250 and the whole log give the same rows`, async () => {
       const projection = runtime.projections.find((p) => p.name === name)!;
-      await emptied(runtime.db, projection);
-      await applyInBatches(runtime.db, projection, log, 1);
-      const oneByOne = await tableRows(runtime.db, projection);
+      const oneByOne = await projectInBatches(runtime.db, projection, log, 1);
       expect(Object.values(oneByOne).some((rows) => rows.length > 0)).toBe(true);
-      for (const size of [7, 250, log.length]) {
-        await emptied(runtime.db, projection);
-        await applyInBatches(runtime.db, projection, log, size);
-        expect(await tableRows(runtime.db, projection), `batches of ${size}`).toEqual(oneByOne);
-      }
+      for (const size of [7, 250, log.length]) expect(await projectInBatches(runtime.db, projection, log, size), `batches of ${size}`).toEqual(oneByOne);
     }, 120_000);
   }
 });

@@ -8,7 +8,7 @@ import type { Db } from '../../src/adapters/db/db.ts';
 import type { StoredEvent } from '../../src/commands/event-store.ts';
 import { executionsProjection, getApproval, getExecution, listSessionExecutions } from '../../src/projections/executions.ts';
 import { databases, type TestDb } from '../support/databases.ts';
-import { applyEvents, SessionFeed } from './feed.ts';
+import { projectInBatches, SessionFeed } from './feed.ts';
 
 const verdict = { risk_class: 'config_mutation' as const, reason: 'restarts a service', rule: 'systemctl', inner_commands: [] };
 const requested = (execution_id: string, command = 'systemctl restart nginx') => ({
@@ -78,18 +78,7 @@ describe.each(databases)('executions projection, batched, on $name', (database) 
     await t.close();
   });
 
-  const rows = async () => {
-    const out: unknown[] = [];
-    for (const table of executionsProjection.tables) out.push((await db.query(`SELECT to_jsonb(t) AS row FROM ${table} t ORDER BY to_jsonb(t)::text`)).rows);
-    return out;
-  };
-
-  async function project(before: readonly StoredEvent[], batch: readonly StoredEvent[], size: number): Promise<unknown[]> {
-    for (const table of executionsProjection.tables) await db.query(`DELETE FROM ${table}`);
-    await applyEvents(db, executionsProjection, before);
-    for (let i = 0; i < batch.length; i += size) await db.transaction((tx) => executionsProjection.applyBatch(tx, batch.slice(i, i + size)));
-    return rows();
-  }
+  const project = (before: readonly StoredEvent[], batch: readonly StoredEvent[], size: number) => projectInBatches(db, executionsProjection, batch, size, before);
 
   it('gives the rows one event per transaction gives, whatever the batch size', async () => {
     const { before, batch } = scenario();

@@ -61,6 +61,28 @@ export async function applyEvents(db: Db, projection: Projection, events: readon
   }
 }
 
+/** Every row of the projection's tables, every column, in a total order: any difference in any value shows up. */
+export async function projectionRows(db: Db, projection: Projection): Promise<Record<string, unknown[]>> {
+  const out: Record<string, unknown[]> = {};
+  for (const table of projection.tables) out[table] = (await db.query(`SELECT to_jsonb(t) AS row FROM ${table} t ORDER BY to_jsonb(t)::text`)).rows;
+  return out;
+}
+
+/** Empties the projection's tables; then applies `before` one event per transaction and `events` in batches of `size`. */
+export async function projectInBatches(
+  db: Db,
+  projection: Projection,
+  events: readonly StoredEvent[],
+  size: number,
+  before: readonly StoredEvent[] = [],
+): Promise<Record<string, unknown[]>> {
+  for (const table of projection.tables) await db.query(`DELETE FROM ${table}`);
+  await applyEvents(db, projection, before);
+  const handled = events.filter((e) => projection.handles.has(e.type));
+  for (let i = 0; i < handled.length; i += size) await db.transaction((tx) => projection.applyBatch(tx, handled.slice(i, i + size)));
+  return projectionRows(db, projection);
+}
+
 /** A turn as the agent records it: the user's message, tool calls each with its result, the final text. */
 export function turn(
   feed: SessionFeed,

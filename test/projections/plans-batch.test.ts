@@ -8,7 +8,7 @@ import type { Db } from '../../src/adapters/db/db.ts';
 import type { StoredEvent } from '../../src/commands/event-store.ts';
 import { getPlan, plansProjection } from '../../src/projections/plans.ts';
 import { databases, type TestDb } from '../support/databases.ts';
-import { applyEvents, SessionFeed } from './feed.ts';
+import { projectInBatches, SessionFeed } from './feed.ts';
 
 const step = (generation: number, seq: number) => ({ generation, seq });
 const updated = (generation: number, seq: number, status: 'running' | 'done' | 'failed') => ({ generation, seq, from: 'pending' as const, status, closed_by_task: false });
@@ -74,18 +74,7 @@ describe.each(databases)('plans projection, batched, on $name', (database) => {
     await t.close();
   });
 
-  const rows = async () => {
-    const out: unknown[] = [];
-    for (const table of plansProjection.tables) out.push((await db.query(`SELECT to_jsonb(t) AS row FROM ${table} t ORDER BY to_jsonb(t)::text`)).rows);
-    return out;
-  };
-
-  async function project(before: readonly StoredEvent[], batch: readonly StoredEvent[], size: number): Promise<unknown[]> {
-    for (const table of plansProjection.tables) await db.query(`DELETE FROM ${table}`);
-    await applyEvents(db, plansProjection, before);
-    for (let i = 0; i < batch.length; i += size) await db.transaction((tx) => plansProjection.applyBatch(tx, batch.slice(i, i + size)));
-    return rows();
-  }
+  const project = (before: readonly StoredEvent[], batch: readonly StoredEvent[], size: number) => projectInBatches(db, plansProjection, batch, size, before);
 
   it('gives the rows one event per transaction gives, whatever the batch size', async () => {
     const { before, batch } = scenario();

@@ -25,26 +25,14 @@ import { isoOrNull, occurredAt, sessionEventsIn } from './rows.ts';
 
 const PLANS_VERSION = 1;
 
-interface StepRecord extends Record<string, unknown> {
+/** A plan_steps row: the view, keyed by its session. */
+interface StepRecord extends PlanStepView, Record<string, unknown> {
   session_id: string;
-  generation: number;
-  seq: number;
-  title: string;
-  command: string | null;
-  target: string | null;
-  status: StepStatus;
-  updated_at: string;
 }
 
-interface GoalRecord extends Record<string, unknown> {
+/** A goals row: the view, keyed by its session, with the position that orders a session's goals. */
+interface GoalRecord extends GoalView, Record<string, unknown> {
   session_id: string;
-  goal_id: string;
-  goal: string;
-  status: 'open' | 'superseded' | 'completed';
-  outcome: Outcome | null;
-  summary: string | null;
-  set_at: string;
-  closed_at: string | null;
   event_position: number;
 }
 

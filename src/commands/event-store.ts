@@ -46,8 +46,9 @@ export interface AppendResult {
 export interface ReadAllResult {
   readonly events: StoredEvent[];
   /**
-   * True when events may exist after the last one returned that are not yet safe to read (a transaction
-   * that began earlier is still open). The reader should look again shortly rather than wait for a notification.
+   * True when events exist after the last one returned that this read did not return: not yet safe to read (a
+   * transaction that began earlier is still open) or committed since. The reader should look again shortly
+   * rather than wait for a notification.
    */
   readonly pending: boolean;
 }

@@ -138,5 +138,45 @@ for (const database of databases) {
         }
       },
     );
+
+    it.skipIf(database.name === 'pglite')(
+      'reports pending when the held-back transaction commits between its read and its check, so no reader goes idle with events unread (skipped on PGlite: one connection serialises transactions)',
+      async () => {
+        const [early, late] = [newStream(), newStream()];
+        const from = (await store.head()).checkpoint;
+        const holding = holdingCommits(t.db);
+        const lateAppend = new SqlEventStore(holding.db).append(late, [{ type: 'CommittedLate', data: {}, metadata: {} }], {
+          expectedVersion: 'no_stream',
+        });
+        try {
+          await holding.workDone;
+          await store.append(early, [{ type: 'CommittedEarly', data: {}, metadata: {} }], { expectedVersion: 'no_stream' });
+          // The older transaction commits right after the read that it held back, before the store checks for more.
+          let interleaved = false;
+          const interleaving: Db = {
+            ...t.db,
+            query: async <Row,>(sql: string, params?: readonly unknown[]) => {
+              const result = await t.db.query<Row>(sql, params);
+              if (!interleaved && sql.includes('transaction_id < events_safe_bound()')) {
+                interleaved = true;
+                holding.release();
+                await lateAppend;
+              }
+              return result;
+            },
+          };
+          const first = await new SqlEventStore(interleaving).readAll({ after: from, limit: 100 });
+          expect(interleaved).toBe(true);
+          // Nothing was safe to read when it looked; both events are there now, so it must say to look again.
+          expect(first).toEqual({ events: [], pending: true });
+          const second = await store.readAll({ after: from, limit: 100 });
+          expect(second.events.map((e) => e.type)).toEqual(['CommittedLate', 'CommittedEarly']);
+          expect(second.pending).toBe(false);
+        } finally {
+          holding.release();
+          await lateAppend;
+        }
+      },
+    );
   });
 }

@@ -154,12 +154,13 @@ export class SqlEventStore implements EventStore {
     );
     const events = rows.map(toStored);
     if (events.length === limit) return { events, pending: false };
-    // Committed events that are not yet safe to read: an older appending transaction is still open.
+    // Committed events this read did not return: held back by an older appending transaction still open, or
+    // committed since. No bound here: one computed anew could have moved past an event the read held back (its
+    // holder committing in between), and a reader told "nothing pending" would go idle with that event unread.
     const last = events.length > 0 ? events[events.length - 1]!.checkpoint : after;
     const waiting = await this.db.query(
       `SELECT 1 FROM events
        WHERE (transaction_id, global_position) > ($1::text::xid8, $2::bigint)
-         AND transaction_id >= events_safe_bound()
        LIMIT 1`,
       [String(last.tx), last.pos],
     );

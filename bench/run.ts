@@ -1,4 +1,4 @@
-// `npm run bench [-- --scale full|medium|small] [--out FILE]`: the Nomos benchmark on a real PostgreSQL
+// `npm run bench [-- --scale full|medium|small] [--out FILE] [--keep]`: the Nomos benchmark on a real PostgreSQL
 // (DATABASE_URL, default postgres://postgres@127.0.0.1:5432/postgres). It creates a fresh database, appends
 // generated sessions, rebuilds every projection, starts `nomos serve` on it, measures GET /sessions, the
 // audit both ways and the projection lag over HTTP, prints one markdown table and, at full scale or with
@@ -48,7 +48,9 @@ async function populationCoverage(db: Db): Promise<string> {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { scale: { type: 'string', default: 'full' }, out: { type: 'string' }, port: { type: 'string', default: '18092' } } });
+  const { values } = parseArgs({
+    options: { scale: { type: 'string', default: 'full' }, out: { type: 'string' }, port: { type: 'string', default: '18092' }, keep: { type: 'boolean', default: false } },
+  });
   const scale: Scale | undefined = SCALES[values.scale];
   if (!scale) throw new Error(`unknown scale ${values.scale}; one of ${Object.keys(SCALES).join(', ')}`);
   const out = values.out ?? (scale.name === 'full' ? RESULTS : null);
@@ -162,7 +164,13 @@ ${notes}` : table);
   } finally {
     await server?.stop();
     await store.close();
-    await bench.drop();
+    if (values.keep) {
+      // --keep: the loaded database stays, to profile a figure against (drop it by hand afterwards).
+      await bench.db.close();
+      log(`kept database ${bench.url}`);
+    } else {
+      await bench.drop();
+    }
     log(`done in ${s((performance.now() - began) / 1000)}`);
   }
 }

@@ -8,7 +8,7 @@ import { SessionCommand } from '../domain/session/commands.ts';
 import { Outcome } from '../domain/session/events.ts';
 import { sessionStream } from '../domain/session/stream.ts';
 import { getPlan } from '../projections/plans.ts';
-import { SESSION_FIELDS, type SessionFilter, getSession, listSessionFields } from '../projections/sessions.ts';
+import { SESSION_FIELDS, type SessionFilter, getSession, listSessionsJson } from '../projections/sessions.ts';
 import { getMessages, getToolCalls } from '../projections/transcript.ts';
 import { commandContext } from './context.ts';
 import { HttpProblem } from './errors.ts';
@@ -102,7 +102,6 @@ export const sessionsApi: FastifyPluginCallbackZod = (app, _options, done) => {
   app.get('/sessions', { schema: { querystring: ListQuery } }, async (request, reply) => {
     const q = request.query;
     await awaitPosition(runtime, ['sessions'], q.min_position, readWaitMs);
-    const asOf = await asOfPosition(runtime, ['sessions']);
     const filter: SessionFilter = {
       limit: q.limit,
       ...(q.outcome && { outcome: q.outcome }),
@@ -112,9 +111,14 @@ export const sessionsApi: FastifyPluginCallbackZod = (app, _options, done) => {
       ...(q.since && { since: q.since }),
       ...(q.cursor && { cursor: q.cursor }),
     };
-    const page = await listSessionFields(runtime.db, filter, q.fields ?? SESSION_FIELDS);
+    // The page and the position it reflects come from one statement (one snapshot).
+    const page = await listSessionsJson(runtime.db, filter, q.fields ?? SESSION_FIELDS, { positionOf: ['sessions'] });
+    const asOf = page.as_of_position ?? 0;
     stamp(reply, asOf);
-    return { ...page, as_of_position: asOf };
+    // The database wrote each session's JSON; it goes out as it came.
+    return reply
+      .type('application/json; charset=utf-8')
+      .send(`{"sessions":${page.sessions},"next_cursor":${JSON.stringify(page.next_cursor)},"as_of_position":${JSON.stringify(asOf)}}`);
   });
 
   app.get('/sessions/:id', { schema: { params: SessionParams, querystring: ReadQuery } }, async (request, reply) => {

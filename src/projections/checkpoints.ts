@@ -56,6 +56,13 @@ export async function ensureCheckpoint(db: Queryable, projection: Projection): P
   return { versionChanged: stored !== null && stored.version !== projection.version };
 }
 
+/**
+ * SQL for the position every projection named in the text[] parameter `names` has reached (0 while one is not
+ * registered yet): a scalar a query can carry, so its rows and the position it reports share one snapshot.
+ */
+export const livePositionSql = (names: string): string =>
+  `(SELECT CASE WHEN count(*) = cardinality(${names}::text[]) THEN coalesce(min(pos), 0) ELSE 0 END FROM projection_checkpoints WHERE name = ANY(${names}::text[]))`;
+
 // Table names come from projection code, never from input; refusing anything else keeps them safe to inline.
 const TABLE_NAME = /^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)?$/;
 

@@ -3,7 +3,7 @@
 // and answers how far each has got.
 import type { Db, Queryable } from '../adapters/db/db.ts';
 import { type Checkpoint, compareCheckpoints, type EventStore, type StoredEvent } from '../commands/event-store.ts';
-import { ensureCheckpoint, lockProjection, readCheckpoint, resetProjection, type StoredCheckpoint, writeCheckpoint } from './checkpoints.ts';
+import { ensureCheckpoint, livePositionSql, lockProjection, readCheckpoint, resetProjection, type StoredCheckpoint, writeCheckpoint } from './checkpoints.ts';
 import type { Projection } from './projection.ts';
 import { advanceRebuild, beginRebuild, dropRetired, enterShadow, indexShadow, lockRebuild, readRebuild, readRebuilds, swapShadow } from './shadow.ts';
 
@@ -467,14 +467,8 @@ export async function projectionStatus(deps: ProjectorDeps, projections: readonl
 
 /** The lowest position the projections' live rows hold (one query: every read answer is stamped with it). */
 export async function livePosition(db: Queryable, projections: readonly Projection[]): Promise<number> {
-  const names = projections.map((p) => p.name);
-  const { rows } = await db.query<{ pos: number | string | null; n: number }>(
-    'SELECT min(pos) AS pos, count(*)::int AS n FROM projection_checkpoints WHERE name = ANY($1)',
-    [names],
-  );
-  const row = rows[0];
-  // A projection not registered yet has processed nothing.
-  return row && Number(row.n) === names.length ? Number(row.pos ?? 0) : 0;
+  const { rows } = await db.query<{ pos: number | string }>(`SELECT ${livePositionSql('$1')} AS pos`, [projections.map((p) => p.name)]);
+  return Number(rows[0]?.pos ?? 0);
 }
 
 /**

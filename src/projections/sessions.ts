@@ -24,6 +24,7 @@ import { BLOCKER_RULES_VERSION, type BlockerEvidence, deriveBlocker } from '../d
 import { entitySlugsIn } from '../domain/session/entities.ts';
 import { Outcome, sessionEventSchemas, type SessionEvent, type TurnFailureReason } from '../domain/session/events.ts';
 import { RowSet, type TableShape } from './batch.ts';
+import { livePositionSql } from './checkpoints.ts';
 import type { Projection } from './projection.ts';
 import { byteOrder, occurredAt, sessionEventsIn } from './rows.ts';
 
@@ -428,9 +429,7 @@ const VIEW_SQL: Record<keyof SessionView, string> = {
 /** The fields a list may be narrowed to (GET /sessions?fields=…), in the order a view has them. */
 export const SESSION_FIELDS = Object.keys(VIEW_SQL) as ReadonlyArray<keyof SessionView>;
 
-// ORDER BY must name sessions.created_at: an output column of the same name is the formatted text.
-const selectList = (fields: readonly (keyof SessionView)[]) => fields.map((field) => `${VIEW_SQL[field]} AS ${field}`).join(', ');
-const VIEW_COLUMNS = selectList(SESSION_FIELDS);
+const VIEW_COLUMNS = SESSION_FIELDS.map((field) => `${VIEW_SQL[field]} AS ${field}`).join(', ');
 
 export interface SessionFilter {
   outcome?: Outcome;
@@ -486,18 +485,25 @@ export async function listSessions(db: Queryable, filter: SessionFilter): Promis
  * together. With many matches it takes last_active_at's index, then fetches and sorts every match for each page
  * (13 ms a page of 1 000 at 100 k sessions, measured) where a scan in page order finds a page's rows at once
  * (0.7 ms): recently active sessions are mostly recently created. With few matches its own choice is the fast
- * one (a page-order scan would read the whole table to find them). A bounded count tells which case this is.
+ * one (a page-order scan would read the whole table to find them). A bounded index-only count (after the
+ * cursor: on the last pages a page-order scan would read on to the oldest session; migrations/012 covers it)
+ * tells which case this is, in the same statement: each way is a branch that runs only if the count says so
+ * (PostgreSQL checks a condition without columns once, before it starts the branch).
  */
-async function manyActiveSince(db: Queryable, since: Date, after: [string, string] | null, limit: number): Promise<boolean> {
-  const bound = 4 * limit;
-  // Only those after the cursor count: on the last pages a page-order scan would read on to the oldest session.
-  // An index-only scan (last_active_at's index includes created_at and id: migrations/012).
-  const { rows } = await db.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM (
-       SELECT 1 FROM sessions WHERE last_active_at >= $1 ${after === null ? '' : 'AND (created_at, id) < ($3::timestamptz, $4)'} LIMIT $2) t`,
-    after === null ? [since.toISOString(), bound] : [since.toISOString(), bound, after[0], after[1]],
-  );
-  return (rows[0]?.n ?? 0) >= bound;
+function sinceBranches(
+  page: { readonly select: (conditions: readonly string[]) => string; readonly keys: (conditions: readonly string[]) => string; readonly columns: string },
+  where: readonly string[],
+  since: string,
+  bound: string,
+  afterCursor: string | null,
+): string {
+  const { select, keys, columns } = page;
+  const count = `SELECT count(*) >= ${bound} AS yes FROM (SELECT 1 FROM sessions WHERE last_active_at >= ${since}${afterCursor === null ? '' : ` AND ${afterCursor}`} LIMIT ${bound}) matches`;
+  // "+ interval '0 s'" keeps last_active_at's index out of the page-order branch.
+  const pageOrder = select([...where, `(last_active_at + interval '0 s') >= ${since}`, '(SELECT yes FROM many)']);
+  // This way sorts every match: only the page's ids go through the sort, the views are built for the page alone.
+  const byActivity = `SELECT ${columns} FROM (${keys([...where, `last_active_at >= ${since}`, 'NOT (SELECT yes FROM many)'])}) page_keys JOIN sessions ON sessions.id = page_keys.key_id`;
+  return `WITH many AS (${count}) SELECT * FROM ((${pageOrder}) UNION ALL (${byActivity})) chosen ORDER BY created_at DESC, id DESC`;
 }
 
 /** listSessions with only the given fields of each view (id always among them): less to read, send and parse. */
@@ -506,8 +512,38 @@ export async function listSessionFields(
   filter: SessionFilter,
   fields: SessionFields,
 ): Promise<{ sessions: Array<Partial<SessionView>>; next_cursor: string | null }> {
+  const page = await listSessionsJson(db, filter, fields);
+  return { sessions: JSON.parse(page.sessions) as Array<Partial<SessionView>>, next_cursor: page.next_cursor };
+}
+
+/**
+ * Each chosen field under its name, in the view's order, as one JSON text the database writes (json keeps the
+ * keys in the order given, where jsonb would sort them). The server passes it on as it is: a page costs no row
+ * decoding and no serialising (a tenth of a 1 000-session page's time, measured, see bench/profile-notes.md).
+ */
+const jsonView = (fields: SessionFields) => `json_build_object(${fields.map((field) => `'${field}', ${VIEW_SQL[field]}`).join(', ')})::text`;
+const VIEW_JSON = jsonView(SESSION_FIELDS);
+
+/** A page of listSessionFields as the JSON text of its array of views, and the cursor of the next page. */
+export interface SessionsJsonPage {
+  readonly sessions: string;
+  readonly next_cursor: string | null;
+  /** With `positionOf`: the position those projections had reached in the snapshot the page was read in. */
+  readonly as_of_position?: number;
+}
+
+/**
+ * listSessionFields as JSON text. With `positionOf` (projection names) the same statement reads where those
+ * projections stand: the page reflects exactly that position, and the answer costs one round trip, not two.
+ */
+export async function listSessionsJson(
+  db: Queryable,
+  filter: SessionFilter,
+  fields: SessionFields,
+  options: { positionOf?: readonly string[] } = {},
+): Promise<SessionsJsonPage> {
   const chosen = new Set<keyof SessionView>(['id', ...fields]);
-  const columns = fields === SESSION_FIELDS ? VIEW_COLUMNS : selectList(SESSION_FIELDS.filter((field) => chosen.has(field)));
+  const view = fields === SESSION_FIELDS ? VIEW_JSON : jsonView(SESSION_FIELDS.filter((field) => chosen.has(field)));
   if (!Number.isInteger(filter.limit) || filter.limit < 1) throw new RangeError('limit must be a positive integer');
   const params: unknown[] = [];
   const param = (value: unknown): string => `$${params.push(value)}`;
@@ -517,26 +553,32 @@ export async function listSessionFields(
   if (filter.blocker !== undefined) where.push(`blocker = ${param(filter.blocker)}`);
   if (filter.entity_id !== undefined) where.push(`id IN (SELECT session_id FROM session_entities WHERE slug = ${param(filter.entity_id)})`);
   const after = filter.cursor === undefined ? null : decodeCursor(filter.cursor);
-  if (filter.since !== undefined) {
-    const since = param(filter.since.toISOString());
-    // Written so it cannot use last_active_at's index when many sessions match: see manyActiveSince.
-    where.push((await manyActiveSince(db, filter.since, after, filter.limit)) ? `(last_active_at + interval '0 s') >= ${since}` : `last_active_at >= ${since}`);
-  }
-  if (after !== null) where.push(`(created_at, id) < (${param(after[0])}::timestamptz, ${param(after[1])})`);
+  const afterCursor = after === null ? null : `(created_at, id) < (${param(after[0])}::timestamptz, ${param(after[1])})`;
+  if (afterCursor !== null) where.push(afterCursor);
+  const columns = `id, created_at, ${view} AS view, ${CURSOR_TIME_SQL} AS cursor_created_at`;
   // One row more than asked says whether another page exists.
-  const { rows } = await db.query<Partial<SessionView> & { id: string; cursor_created_at: string }>(
-    `SELECT ${columns}, ${CURSOR_TIME_SQL} AS cursor_created_at FROM sessions
-     ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
-     ORDER BY sessions.created_at DESC, sessions.id DESC LIMIT ${param(filter.limit + 1)}`,
-    params,
-  );
-  const page = rows.slice(0, filter.limit);
-  const last = page.at(-1);
-  const next_cursor = rows.length > filter.limit && last !== undefined ? encodeCursor(last.cursor_created_at, last.id) : null;
-  return {
-    sessions: page.map(({ cursor_created_at: _cursor, ...view }) => view),
-    next_cursor,
-  };
+  const limit = param(filter.limit + 1);
+  const paged = (list: string) => (conditions: readonly string[]) =>
+    `SELECT ${list} FROM sessions ${conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : ''} ORDER BY created_at DESC, id DESC LIMIT ${limit}`;
+  const select = paged(columns);
+  const page =
+    filter.since === undefined
+      ? select(where)
+      : sinceBranches({ select, keys: paged('id AS key_id'), columns }, where, param(filter.since.toISOString()), param(4 * filter.limit), afterCursor);
+  type Row = { id: string | null; view: string; cursor_created_at: string; as_of?: number | string };
+  // The position heads the page (joined, so an empty page still carries it); the page's rows keep their order.
+  const sql =
+    options.positionOf === undefined
+      ? page
+      : `SELECT head.as_of, page.id, page.view, page.cursor_created_at FROM (SELECT ${livePositionSql(param(options.positionOf))} AS as_of) head
+         LEFT JOIN LATERAL (${page}) page ON true ORDER BY page.created_at DESC, page.id DESC`;
+  const result = await db.query<Row>(sql, params);
+  const rows = result.rows.filter((row) => row.id !== null);
+  const shown = rows.length > filter.limit ? rows.slice(0, filter.limit) : rows;
+  const last = shown.at(-1);
+  const next_cursor = rows.length > filter.limit && last !== undefined ? encodeCursor(last.cursor_created_at, last.id!) : null;
+  const as_of = result.rows[0]?.as_of;
+  return { sessions: `[${shown.map((row) => row.view).join(',')}]`, next_cursor, ...(as_of !== undefined && { as_of_position: Number(as_of) }) };
 }
 
 export async function getSession(db: Queryable, id: string): Promise<SessionView | null> {

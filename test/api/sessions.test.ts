@@ -171,6 +171,34 @@ describe.each(databases)('sessions API on $name', (database) => {
     expect(narrow.body.sessions.every((x: any) => Object.keys(x).length === 4)).toBe(true);
   });
 
+  it('stamps a list page, even an empty one, with the position it reflects, in the body and the header', async () => {
+    const id = await create();
+    const { position } = await command(id, { type: 'set_goal', goal: 'stamp me' });
+    for (const query of [`min_position=${position}&limit=1`, `min_position=${position}&blocker=no_such_blocker`, `min_position=${position}&since=1h&outcome=success`]) {
+      const res = await server.request('GET', `/sessions?${query}`);
+      expect(res.status, query).toBe(200);
+      expect(res.body.as_of_position, query).toBeGreaterThanOrEqual(position);
+      expect(Number(res.headers.get('x-nomos-as-of-position')), query).toBe(res.body.as_of_position);
+    }
+    const empty = await server.request('GET', `/sessions?min_position=${position}&blocker=no_such_blocker`);
+    expect(empty.body).toEqual({ sessions: [], next_cursor: null, as_of_position: expect.any(Number) });
+  });
+
+  it('lists each session as GET /sessions/:id shows it, strings escaped, whatever they hold (the database writes the list JSON)', async () => {
+    const id = await create();
+    const goal = 'back "ups" \\ C:\\tmp\n\ttab \u0001\u001f ✓ 🙂 </script> \u2028 end';
+    await command(id, { type: 'set_goal', goal });
+    await command(id, { type: 'record_tool_call_requested', tool_call_id: 'q', name: 'run', args: { target: 'lxc:rclone', command: 'rclone sync a b' } });
+    const end = await command(id, { type: 'complete_task', outcome: 'failed', summary: 'gave up "early"' });
+    const list = await server.request('GET', `/sessions?min_position=${end.position}&limit=1000`);
+    expect(list.status).toBe(200);
+    expect(list.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    const listed = list.body.sessions.find((x: any) => x.id === id);
+    expect(listed.goal).toBe(goal);
+    const one = await server.request('GET', `/sessions/${id}`);
+    expect(listed).toEqual(one.body.session);
+  });
+
   it('pages a since window the same whichever way the server scans it (many matches, then the last few)', async () => {
     let last = 0;
     for (let i = 0; i < 9; i++) last = (await command(await create(), { type: 'post_user_message', text: `n${i}` })).position;

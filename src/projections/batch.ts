@@ -28,11 +28,29 @@ export class RowSet<R extends Row> {
   /** null: deleted in this batch. */
   private readonly rows = new Map<string, R | null>();
   private readonly changed = new Set<string>();
+  /** The key columns of each row deleted in this batch, for the DELETE. */
+  private readonly deletedKeys = new Map<string, Row>();
 
   constructor(readonly shape: TableShape<R>) {}
 
+  /**
+   * One string per key, called for every get and put (a rebuild makes millions): a string key is itself, keys
+   * of several text columns are joined by NUL (which PostgreSQL text cannot hold), anything else is its JSON
+   * after a NUL. Each key column holds values of one type, so the three forms never meet.
+   */
   private keyOf(row: Partial<R>): string {
-    return JSON.stringify(this.shape.key.map((column) => row[column]));
+    const { key } = this.shape;
+    if (key.length === 1) {
+      const value = row[key[0]!];
+      return typeof value === 'string' ? value : `\0${JSON.stringify(value)}`;
+    }
+    let joined = '';
+    for (let i = 0; i < key.length; i++) {
+      const value = row[key[i]!];
+      if (typeof value !== 'string') return `\0${JSON.stringify(key.map((column) => row[column]))}`;
+      joined += i === 0 ? value : `\0${value}`;
+    }
+    return joined;
   }
 
   /**
@@ -73,12 +91,14 @@ export class RowSet<R extends Row> {
     const key = this.keyOf(row);
     this.rows.set(key, row);
     this.changed.add(key);
+    this.deletedKeys.delete(key);
   }
 
   delete(key: Partial<R>): void {
     const k = this.keyOf(key);
     this.rows.set(k, null);
     this.changed.add(k);
+    this.deletedKeys.set(k, Object.fromEntries(this.shape.key.map((column) => [column, key[column]])));
   }
 
   /** The rows held, loaded or put, that are not deleted. */
@@ -93,10 +113,11 @@ export class RowSet<R extends Row> {
     const put: Row[] = [];
     for (const k of this.changed) {
       const row = this.rows.get(k);
-      if (row === null) deleted.push(Object.fromEntries(key.map((column, i) => [column, (JSON.parse(k) as unknown[])[i]])));
+      if (row === null) deleted.push(this.deletedKeys.get(k)!);
       else if (row !== undefined) put.push(row);
     }
     this.changed.clear();
+    this.deletedKeys.clear();
     if (deleted.length > 0) {
       await tx.query(`DELETE FROM ${table} WHERE (${list(key)}) IN (SELECT ${list(key)} FROM jsonb_populate_recordset(NULL::${table}, $1::jsonb))`, [
         JSON.stringify(deleted),

@@ -6,9 +6,21 @@ import { sessionIdOf } from '../domain/session/stream.ts';
 
 const OccurredAt = EventMetadata.pick({ occurred_at: true });
 
+// Projections applied side by side (a live catch-up, a rebuild of several in one pass) are handed the same
+// StoredEvent objects: each event's payload and metadata are parsed once for all of them, not once per
+// projection (three projections parsed every session event: a tenth of a one-pass rebuild's time, profiled).
+// Parsed values are shared, so projections must treat them as read-only, as they treat the events themselves.
+const parsedSessionEvents = new WeakMap<StoredEvent, SessionEvent>();
+const occurredAts = new WeakMap<StoredEvent, string>();
+
 /** When the event happened, from its metadata: read models never consult the clock. */
 export function occurredAt(event: StoredEvent): string {
-  return OccurredAt.parse(event.metadata).occurred_at;
+  let at = occurredAts.get(event);
+  if (at === undefined) {
+    at = OccurredAt.parse(event.metadata).occurred_at;
+    occurredAts.set(event, at);
+  }
+  return at;
 }
 
 /** A value as a jsonb parameter; undefined and null stay SQL NULL. */
@@ -25,7 +37,13 @@ export function sessionEventsIn(events: readonly StoredEvent[]): Array<{ session
   const out: Array<{ sessionId: string; event: SessionEvent; stored: StoredEvent }> = [];
   for (const stored of events) {
     const sessionId = sessionIdOf(stored.streamName);
-    if (sessionId !== null) out.push({ sessionId, event: parseSessionEvent(stored.type, stored.data), stored });
+    if (sessionId === null) continue;
+    let event = parsedSessionEvents.get(stored);
+    if (event === undefined) {
+      event = parseSessionEvent(stored.type, stored.data);
+      parsedSessionEvents.set(stored, event);
+    }
+    out.push({ sessionId, event, stored });
   }
   return out;
 }

@@ -28,11 +28,13 @@ interface EventRow {
   type: string;
   data: Record<string, unknown>;
   metadata: Record<string, unknown>;
-  recorded_at: Date | string;
+  recorded_at: string;
 }
 
+// recorded_at as toISOString writes it (UTC, milliseconds), formatted by the database: a rebuild reads millions
+// of events, and parsing each time into a Date to print it again was a twentieth of its time (profiled).
 const COLUMNS = `global_position, transaction_id::text AS tx, event_id::text AS event_id, stream_name, stream_position,
-  type, data, metadata, recorded_at`;
+  type, data, metadata, to_char(recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS recorded_at`;
 
 function toStored(row: EventRow): StoredEvent {
   return {
@@ -44,7 +46,7 @@ function toStored(row: EventRow): StoredEvent {
     type: row.type,
     data: row.data,
     metadata: row.metadata,
-    recordedAt: new Date(row.recorded_at).toISOString(),
+    recordedAt: row.recorded_at,
   };
 }
 

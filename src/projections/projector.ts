@@ -480,7 +480,7 @@ export async function livePosition(db: Queryable, projections: readonly Projecti
  * Read-your-writes: whether every listed projection's live rows hold the event at `position`. Position 0
  * (no event) asks for nothing and is always reached; a position beyond the log never is.
  */
-export async function hasReached(deps: ProjectorDeps, projections: readonly Projection[], position: number): Promise<boolean> {
+export async function hasReached(deps: { readonly store: EventStore; readonly db: Queryable }, projections: readonly Projection[], position: number): Promise<boolean> {
   if (position <= 0) return true;
   const target = await deps.store.checkpointOf(position);
   if (!target) return false;

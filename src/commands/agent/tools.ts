@@ -7,8 +7,10 @@ import { classify } from '../../domain/risk/index.ts';
 import { EntityLifecycle, EntityType } from '../../domain/entity/events.ts';
 import { Outcome } from '../../domain/session/events.ts';
 import { entityCounts, getEntity, listEntities } from '../../projections/entities.ts';
-import { changedWithoutWriteback, executionCounts, pendingApprovalCount } from '../../projections/executions.ts';
+import { changedWithoutWriteback, executionCounts, executionsProjection, pendingApprovalCount } from '../../projections/executions.ts';
+import { hasReached } from '../../projections/projector.ts';
 import { listSessions, sessionCounts } from '../../projections/sessions.ts';
+import { transcriptProjection } from '../../projections/transcript.ts';
 import type { CommandContext, CommandDeps } from '../context.ts';
 import type { ExecutionService } from '../execution/service.ts';
 import { executeSessionCommand } from '../session.ts';
@@ -89,7 +91,7 @@ export const TOOLS: readonly Tool<z.ZodObject>[] = [
     schema: z.strictObject({ outcome: Outcome, summary: z.string().max(20_000) }),
     handle: async (a, call, s) => {
       const reply = await session(s, call, { type: 'complete_task', outcome: a.outcome, summary: a.summary });
-      const reminder = await writebackReminder(s, call.sessionId);
+      const reminder = await writebackReminder(s, call.sessionId, reply.position);
       return reminder ? { ...reply, reminder } : reply;
     },
   }),
@@ -242,8 +244,16 @@ async function healthSummary(db: Queryable): Promise<unknown> {
   return { entities, sessions, pending_approvals: pending, executions_last_24h };
 }
 
+const REMINDER_WAIT_MS = 2_000;
+
 /** complete_task in a session that changed something but wrote nothing back gets a reminder. */
-async function writebackReminder(s: ToolServices, sessionId: string): Promise<string | null> {
+async function writebackReminder(s: ToolServices, sessionId: string, position: number): Promise<string | null> {
+  // The session's executions and tool calls may still be on their way into the read models: wait (briefly) until
+  // they hold everything up to this completion, so a command that just ran counts.
+  const deadline = Date.now() + REMINDER_WAIT_MS;
+  while (!(await hasReached({ store: s.deps.store, db: s.readDb }, [executionsProjection, transcriptProjection], position)) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
   if (!(await changedWithoutWriteback(s.readDb, sessionId))) return null;
   return 'This session changed the fleet but wrote nothing back. Record what you learned with upsert_knowledge (a runbook for a reusable procedure, an investigation for a diagnosis) and update_entity_attributes.';
 }

@@ -518,8 +518,9 @@ export async function listSessionFields(
 
 /**
  * Each chosen field under its name, in the view's order, as one JSON text the database writes (json keeps the
- * keys in the order given, where jsonb would sort them). The server passes it on as it is: a page costs no row
- * decoding and no serialising (a tenth of a 1 000-session page's time, measured, see bench/profile-notes.md).
+ * keys in the order given, where jsonb would sort them). The server passes it on as it is: no row decoding and
+ * no serialising in Node. Building it is now the largest part of a 1 000-session page's time in PostgreSQL 15
+ * (bench/profile-notes.md, "Audit ratio").
  */
 const jsonView = (fields: SessionFields) => `json_build_object(${fields.map((field) => `'${field}', ${VIEW_SQL[field]}`).join(', ')})::text`;
 const VIEW_JSON = jsonView(SESSION_FIELDS);

@@ -41,6 +41,8 @@ export interface AppendResult {
   readonly nextExpectedVersion: number;
   /** Global position of the last appended event. */
   readonly position: number;
+  /** Checkpoint of the last appended event: a reader that has reached it has read the append. */
+  readonly checkpoint: Checkpoint;
 }
 
 export interface ReadAllResult {

@@ -293,7 +293,7 @@ export function eventStoreContract(name: string, open: () => Promise<OpenedEvent
       }
     });
 
-    it('checkpointOf finds the checkpoint of an event by position, null for none, and head moves forward', async () => {
+    it('append returns its last event\'s checkpoint, checkpointOf finds the checkpoint of an event by position, null for none, and head moves forward', async () => {
       const before = await store().head();
       const stream = newStream();
       const result = await store().append(stream, [event('A'), event('B')], { expectedVersion: 'no_stream' });
@@ -301,6 +301,7 @@ export function eventStoreContract(name: string, open: () => Promise<OpenedEvent
 
       expect(await store().checkpointOf(first!.position)).toEqual(first!.checkpoint);
       expect(await store().checkpointOf(result.position)).toEqual(last!.checkpoint);
+      expect(result.checkpoint).toEqual(last!.checkpoint);
       expect(await store().checkpointOf(0)).toBeNull();
 
       const after = await store().head();

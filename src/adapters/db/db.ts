@@ -4,12 +4,22 @@
 export interface QueryOptions {
   /**
    * Names the statement so PostgreSQL parses and plans it once per connection, then only binds and runs it
-   * (the append is measurably faster for it). Only for a fixed text that never runs under a changed
-   * search_path: a prepared plan keeps the search_path it was prepared with, so never for projection SQL,
-   * which a rebuild points at its shadow tables. PGlite ignores it.
+   * (the append is measurably faster for it). One name, one text. PGlite ignores it.
    */
   readonly name?: string;
+  /**
+   * Prepares the statement under a name derived from its text, as `name` does: for the statements that run
+   * for every batch (planning was most of their time). Only for texts drawn from a fixed set, since each
+   * stays prepared on every connection it ran on. A changed search_path (a rebuild's shadow tables) makes
+   * PostgreSQL analyse and plan a prepared statement again (PREPARE, since 9.3), so projection SQL may use it.
+   * Its columns must not depend on a table's definition (no `*`): a table changed under a prepared statement
+   * would fail it with "cached plan must not change result type".
+   */
+  readonly prepare?: boolean;
 }
+
+/** QueryOptions for a statement prepared once per connection. */
+export const PREPARED: QueryOptions = { prepare: true };
 
 export interface Queryable {
   query<Row = Record<string, unknown>>(sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<{ rows: Row[] }>;

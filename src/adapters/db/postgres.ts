@@ -1,9 +1,26 @@
 // Db over a node-postgres pool. LISTEN holds one dedicated client per channel.
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { Db, Queryable, QueryOptions } from './db.ts';
 
 // BIGINT and NUMERIC come back as strings by default; positions fit in a JS number for any real history.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
+
+const preparedNames = new Map<string, string>();
+
+/** The query config node-postgres takes: named when the options ask for a prepared statement. */
+function statement(sql: string, params: readonly unknown[] | undefined, options: QueryOptions | undefined): pg.QueryConfig {
+  const values = params as unknown[] | undefined;
+  let name = options?.name;
+  if (name === undefined && options?.prepare === true) {
+    name = preparedNames.get(sql);
+    if (name === undefined) {
+      name = `nomos_${createHash('sha1').update(sql).digest('hex').slice(0, 24)}`;
+      preparedNames.set(sql, name);
+    }
+  }
+  return { text: sql, ...(values && { values }), ...(name !== undefined && { name }) };
+}
 
 export function postgresDb(connectionString: string, options: { max?: number } = {}): Db {
   const pool = new pg.Pool({ connectionString, max: options.max ?? 10 });
@@ -12,8 +29,7 @@ export function postgresDb(connectionString: string, options: { max?: number } =
   return {
     kind: 'postgres',
     query: async <Row>(sql: string, params?: readonly unknown[], options?: QueryOptions) => {
-      const values = params as unknown[] | undefined;
-      const r = options?.name === undefined ? await pool.query(sql, values) : await pool.query({ name: options.name, text: sql, ...(values && { values }) });
+      const r = await pool.query(statement(sql, params, options));
       return { rows: r.rows as Row[] };
     },
     exec: async (sql: string) => {
@@ -24,8 +40,8 @@ export function postgresDb(connectionString: string, options: { max?: number } =
       try {
         await client.query('BEGIN');
         const tx: Queryable = {
-          query: async <Row>(sql: string, params?: readonly unknown[]) => {
-            const r = await client.query(sql, params as unknown[] | undefined);
+          query: async <Row>(sql: string, params?: readonly unknown[], options?: QueryOptions) => {
+            const r = await client.query(statement(sql, params, options));
             return { rows: r.rows as Row[] };
           },
           exec: async (sql: string) => {

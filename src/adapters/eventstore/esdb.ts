@@ -107,9 +107,9 @@ export class EsdbEventStore implements EventStore {
     }
     // The reply's position belongs to the write as a whole; the port promises the last event's: read it back.
     const last = await this.readStreamFrom(streamName, revision, 1);
-    const position = last[0]?.position;
-    if (position === undefined) throw new Error(`event ${String(revision)} of ${streamName} vanished right after its append`);
-    return { nextExpectedVersion: Number(revision), position };
+    const appended = last[0];
+    if (appended === undefined) throw new Error(`event ${String(revision)} of ${streamName} vanished right after its append`);
+    return { nextExpectedVersion: Number(revision), position: appended.position, checkpoint: appended.checkpoint };
   }
 
   async readStream(streamName: string): Promise<{ version: number; events: StoredEvent[] }> {

@@ -24,6 +24,7 @@ import type { EventStore } from './commands/event-store.ts';
 import type { Config } from './config.ts';
 import type { Projection } from './projections/projection.ts';
 import { LedProjector, type LedProjectorOptions } from './projections/leadership.ts';
+import { sharedReads } from './projections/shared-reads.ts';
 import { ensureCheckpoint } from './projections/projector.ts';
 import { entitiesProjection } from './projections/entities.ts';
 import { executionsProjection } from './projections/executions.ts';
@@ -116,8 +117,10 @@ export async function openRuntime(
       readModels: db.kind === 'pglite' ? `pglite (${config.dataDir})` : 'postgres',
     },
     startProjectors(onError, options) {
+      // Projectors caught up together read the log's next page together (src/projections/shared-reads.ts).
+      const projectorStore = sharedReads(store);
       for (const projection of chosen) {
-        const projector = new LedProjector({ store, db }, projection, {
+        const projector = new LedProjector({ store: projectorStore, db }, projection, {
           retryMs: options?.leaseRetryMs ?? 2_000,
           // On PGlite every statement shares one connection: keep the API's waits behind a rebuild batch short.
           ...(db.kind === 'pglite' && { rebuildBatchSize: PGLITE_REBUILD_BATCH }),

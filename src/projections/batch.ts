@@ -6,7 +6,7 @@
 // Rows travel as JSON both ways (to_jsonb out, jsonb_populate_recordset in): one parameter carries any number
 // of rows of any shape, the same SQL runs on PostgreSQL and PGlite, and timestamps, arrays and jsonb columns
 // round-trip exactly.
-import type { Queryable } from '../adapters/db/db.ts';
+import { PREPARED, type Queryable } from '../adapters/db/db.ts';
 
 export interface TableShape<R> {
   readonly table: string;
@@ -66,6 +66,7 @@ export class RowSet<R extends Row> {
          WHERE (${list(by)}) IN (SELECT ${list(by)} FROM jsonb_populate_recordset(NULL::${table}, $1::jsonb))
        ) r`,
       [JSON.stringify(matches.map((match) => Object.fromEntries(by.map((column) => [column, match[column]]))))],
+      PREPARED,
     );
     const loaded: R[] = [];
     for (const { row } of rows) {
@@ -119,9 +120,11 @@ export class RowSet<R extends Row> {
     this.changed.clear();
     this.deletedKeys.clear();
     if (deleted.length > 0) {
-      await tx.query(`DELETE FROM ${table} WHERE (${list(key)}) IN (SELECT ${list(key)} FROM jsonb_populate_recordset(NULL::${table}, $1::jsonb))`, [
-        JSON.stringify(deleted),
-      ]);
+      await tx.query(
+        `DELETE FROM ${table} WHERE (${list(key)}) IN (SELECT ${list(key)} FROM jsonb_populate_recordset(NULL::${table}, $1::jsonb))`,
+        [JSON.stringify(deleted)],
+        PREPARED,
+      );
     }
     if (put.length > 0) {
       const others = columns.filter((column) => !key.includes(column));
@@ -131,6 +134,7 @@ export class RowSet<R extends Row> {
          SELECT ${list(columns)} FROM jsonb_populate_recordset(NULL::${table}, $1::jsonb)
          ON CONFLICT (${list(key)}) ${onConflict}`,
         [JSON.stringify(put)],
+        PREPARED,
       );
     }
   }

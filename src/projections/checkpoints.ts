@@ -1,6 +1,6 @@
 // The projection_checkpoints table: where each projection stands and under which version its rows were
 // written, plus the per-projection advisory lock that serialises every writer of those rows.
-import type { Db, Queryable } from '../adapters/db/db.ts';
+import { type Db, PREPARED, type Queryable } from '../adapters/db/db.ts';
 import { type Checkpoint, START } from '../commands/event-store.ts';
 import type { Projection } from './projection.ts';
 
@@ -19,7 +19,7 @@ interface CheckpointRow {
 
 /** The stored checkpoint of a projection, or null when it has never been registered. */
 export async function readCheckpoint(db: Queryable, name: string): Promise<StoredCheckpoint | null> {
-  const { rows } = await db.query<CheckpointRow>('SELECT version, tx, pos, updated_at FROM projection_checkpoints WHERE name = $1', [name]);
+  const { rows } = await db.query<CheckpointRow>('SELECT version, tx, pos, updated_at FROM projection_checkpoints WHERE name = $1', [name], PREPARED);
   const row = rows[0];
   if (!row) return null;
   return {
@@ -30,12 +30,18 @@ export async function readCheckpoint(db: Queryable, name: string): Promise<Store
 }
 
 /**
+ * Select-list prefix for a lock's statement that also lets its transaction commit without waiting for the WAL
+ * flush (SET LOCAL synchronous_commit = off, without a statement of its own).
+ */
+export const ASYNC_COMMIT = "set_config('synchronous_commit', 'off', true), ";
+
+/**
  * Serialises the projector's batches and resets of one projection across processes until the transaction
  * ends. Take it in its own statement: under READ COMMITTED the next statement's snapshot then sees what the
  * previous holder committed.
  */
-export async function lockProjection(tx: Queryable, name: string): Promise<void> {
-  await tx.query("SELECT pg_advisory_xact_lock(hashtext('projection:' || $1))", [name]);
+export async function lockProjection(tx: Queryable, name: string, options: { asyncCommit?: boolean } = {}): Promise<void> {
+  await tx.query(`SELECT ${options.asyncCommit === true ? ASYNC_COMMIT : ''}pg_advisory_xact_lock(hashtext('projection:' || $1))`, [name], PREPARED);
 }
 
 export async function writeCheckpoint(tx: Queryable, name: string, version: number, checkpoint: Checkpoint): Promise<void> {
@@ -43,7 +49,27 @@ export async function writeCheckpoint(tx: Queryable, name: string, version: numb
     `INSERT INTO projection_checkpoints (name, version, tx, pos, updated_at) VALUES ($1, $2, $3, $4, now())
      ON CONFLICT (name) DO UPDATE SET version = EXCLUDED.version, tx = EXCLUDED.tx, pos = EXCLUDED.pos, updated_at = now()`,
     [name, version, checkpoint.tx, checkpoint.pos],
+    PREPARED,
   );
+}
+
+/**
+ * Moves the checkpoint from `from` to `to` if it stands at `from` under the same version, in one statement;
+ * true when it moved. For events the projection has nothing to apply for: no row of its tables changes, so it
+ * needs neither a transaction nor the lock. A batch or a reset that got there first has moved it (this matches
+ * nothing), or moves it again after this commits (a reset) or past it (a batch, from the same place). The
+ * commit need not wait for the WAL flush: a lost move only makes the projection read those events again.
+ */
+export async function moveCheckpoint(db: Queryable, name: string, from: { version: number; checkpoint: Checkpoint }, to: Checkpoint): Promise<boolean> {
+  const { rows } = await db.query(
+    `UPDATE projection_checkpoints SET tx = $5, pos = $6, updated_at = now()
+     FROM (SELECT set_config('synchronous_commit', 'off', true)) async_commit
+     WHERE name = $1 AND version = $2 AND tx = $3 AND pos = $4
+     RETURNING 1`,
+    [name, from.version, from.checkpoint.tx, from.checkpoint.pos, to.tx, to.pos],
+    PREPARED,
+  );
+  return rows.length > 0;
 }
 
 /** Registers the projection at START if it has no row; reports a stored version that differs from the code's. */

@@ -3,7 +3,7 @@
 // and answers how far each has got.
 import type { Db, Queryable } from '../adapters/db/db.ts';
 import { type Checkpoint, compareCheckpoints, type EventStore, type StoredEvent } from '../commands/event-store.ts';
-import { ensureCheckpoint, livePositionSql, lockProjection, readCheckpoint, resetProjection, type StoredCheckpoint, writeCheckpoint } from './checkpoints.ts';
+import { ensureCheckpoint, livePositionSql, lockProjection, moveCheckpoint, readCheckpoint, resetProjection, type StoredCheckpoint, writeCheckpoint } from './checkpoints.ts';
 import type { Projection } from './projection.ts';
 import { advanceRebuild, beginRebuild, dropRetired, enterShadow, indexShadow, lockRebuild, readRebuild, readRebuilds, swapShadow } from './shadow.ts';
 
@@ -51,6 +51,8 @@ interface BatchOutcome {
   readonly pending: boolean;
   /** The checkpoint moved between the read and the write, so nothing was applied. */
   readonly discarded: boolean;
+  /** Where the track stands after the batch, as far as this batch knows (null when discarded or gone). */
+  readonly reached: Place | null;
 }
 
 /** Where a track of rows stands: the version its rows are built under and the last event they hold. */
@@ -64,11 +66,19 @@ interface Track {
   readonly projection: Projection;
   /** Where the rows stand; null when the track is gone (a rebuild swapped in or dropped by another process). */
   place(db: Queryable): Promise<Place | null>;
-  /** Serialises the track's writers across processes until the transaction ends. */
+  /**
+   * Serialises the track's writers across processes until the transaction ends, and lets the transaction
+   * commit without waiting for the WAL flush (one statement).
+   */
   lock(tx: Queryable): Promise<void>;
   /** Points the projection's SQL at the track's tables for the rest of the transaction. */
   enter(tx: Queryable): Promise<void>;
   advance(tx: Queryable, seen: Place, checkpoint: Checkpoint, read: number): Promise<void>;
+  /**
+   * Moves the track from `seen` past events it has nothing to apply for, in one statement without a
+   * transaction; false when it stands elsewhere. Tracks without it take the transaction like any batch.
+   */
+  readonly skip?: (db: Queryable, seen: Place, checkpoint: Checkpoint) => Promise<boolean>;
 }
 
 const samePlace = (a: Place, b: Place) => a.version === b.version && a.checkpoint.tx === b.checkpoint.tx && a.checkpoint.pos === b.checkpoint.pos;
@@ -81,9 +91,10 @@ function liveTrack(projection: Projection): Track {
   return {
     projection,
     place: async (db) => (await readCheckpoint(db, projection.name)) ?? (await registered(db, projection)),
-    lock: (tx) => lockProjection(tx, projection.name),
+    lock: (tx) => lockProjection(tx, projection.name, { asyncCommit: true }),
     enter: () => Promise.resolve(),
     advance: (tx, seen, checkpoint) => writeCheckpoint(tx, projection.name, seen.version, checkpoint),
+    skip: (db, seen, checkpoint) => moveCheckpoint(db, projection.name, seen, checkpoint),
   };
 }
 
@@ -96,7 +107,7 @@ function shadowTrack(projection: Projection): Track {
       if (state && state.version !== projection.version) throw new ProjectionVersionError(projection.name, state.version, projection.version);
       return state;
     },
-    lock: (tx) => lockRebuild(tx, projection.name),
+    lock: (tx) => lockRebuild(tx, projection.name, { asyncCommit: true }),
     enter: (tx) => enterShadow(tx, projection),
     advance: (tx, _seen, checkpoint, read) => advanceRebuild(tx, projection.name, checkpoint, read),
   };
@@ -110,18 +121,23 @@ async function registered(db: Queryable, projection: Projection): Promise<Stored
 }
 
 /** The track is gone: its rows were swapped in, or thrown away, by another process. */
-const GONE: BatchOutcome = { read: 0, last: null, pending: false, discarded: true };
+const GONE: BatchOutcome = { read: 0, last: null, pending: false, discarded: true, reached: null };
 
-async function projectBatch(deps: ProjectorDeps, track: Track, batchSize: number): Promise<BatchOutcome> {
-  const seen = await track.place(deps.db);
+/**
+ * One batch from where the track stands: `known` (what the previous batch reached: one statement fewer a
+ * batch) or its stored place. A stale `known` costs nothing but a discarded batch: the transaction checks the
+ * stored place before it writes.
+ */
+async function projectBatch(deps: ProjectorDeps, track: Track, batchSize: number, known: Place | null = null): Promise<BatchOutcome> {
+  const seen = known ?? (await track.place(deps.db));
   if (!seen) return GONE;
   // Read outside any transaction: an open transaction with an xid would hold back pg_snapshot_xmin and stall
   // every reader of the log, and on PGlite its single connection would deadlock against the store.
   const { events, pending } = await deps.store.readAll({ after: seen.checkpoint, limit: batchSize });
   const last = events[events.length - 1];
-  if (!last) return { read: 0, last: null, pending, discarded: false };
+  if (!last) return { read: 0, last: null, pending, discarded: false, reached: seen };
   const applied = await applyToTrack(deps, track, seen, events);
-  return { read: events.length, last, pending, discarded: !applied };
+  return { read: events.length, last, pending, discarded: !applied, reached: applied ? { version: seen.version, checkpoint: last.checkpoint } : null };
 }
 
 /**
@@ -131,16 +147,19 @@ async function projectBatch(deps: ProjectorDeps, track: Track, batchSize: number
 async function applyToTrack(deps: ProjectorDeps, track: Track, seen: Place, events: readonly StoredEvent[]): Promise<boolean> {
   const { projection } = track;
   const last = events[events.length - 1]!;
+  const handled = events.filter((event) => projection.handles.has(event.type));
+  // Most appends concern some projections only; the others just move on (one statement where a batch takes
+  // five, for each of them after every append).
+  if (handled.length === 0 && track.skip) return track.skip(deps.db, seen, last.checkpoint);
   return deps.db.transaction(async (tx) => {
     // Rows and checkpoint commit together, and both derive from the log: a commit lost in a database crash
-    // loses them together and the events are applied again. So the batch need not wait for the WAL flush.
-    await tx.query('SET LOCAL synchronous_commit = off');
+    // loses them together and the events are applied again. So the batch need not wait for the WAL flush
+    // (the lock's statement turns it off).
     await track.lock(tx);
     // Another projector, a reset or a swap got here first; its rows are the truth, ours would double or resurrect.
     const now = await track.place(tx);
     if (!now || !samePlace(now, seen)) return false;
     await track.enter(tx);
-    const handled = events.filter((event) => projection.handles.has(event.type));
     if (handled.length > 0) await projection.applyBatch(tx, handled);
     await track.advance(tx, seen, last.checkpoint, events.length);
     return true;
@@ -173,7 +192,7 @@ async function drainTogether(
           const mine = events.filter((event) => compareCheckpoints(event.checkpoint, seen.checkpoint) > 0);
           if (mine.length === 0) return;
           const applied = await applyToTrack(deps, track, seen, mine);
-          options.onBatch?.(track, { read: mine.length, last, pending, discarded: !applied });
+          options.onBatch?.(track, { read: mine.length, last, pending, discarded: !applied, reached: null });
         }),
       );
     }
@@ -189,10 +208,12 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 /** Runs batches until the log is exhausted and no open transaction holds back events that follow (or the track goes). */
 async function drain(deps: ProjectorDeps, track: Track, batchSize: number, options: { onBatch?: (outcome: BatchOutcome) => void; signal?: AbortSignal } = {}): Promise<void> {
   let delay = PENDING_DELAY.min;
+  let known: Place | null = null;
   for (;;) {
     options.signal?.throwIfAborted();
-    const outcome = await projectBatch(deps, track, batchSize);
+    const outcome = await projectBatch(deps, track, batchSize, known);
     if (outcome === GONE) return;
+    known = outcome.reached;
     options.onBatch?.(outcome);
     if (outcome.discarded || outcome.read === batchSize) continue;
     if (!outcome.pending) return;
@@ -286,14 +307,19 @@ export class Projector {
     const changes = this.deps.store.changes().subscribe({ next: () => run.changed(), error: (error: unknown) => this.report(error) });
     let pendingDelay = PENDING_DELAY.min;
     let errorDelay = ERROR_DELAY.min;
+    // Where the previous batch left the track; forgotten on anything unusual, and whenever the loop has been
+    // idle, so that a reset or a swap by another process is seen by the idle recheck even with no new events.
+    let known: Place | null = null;
     try {
       while (!run.stopping) {
         run.dirty = false;
         let outcome: BatchOutcome;
         try {
-          outcome = await projectBatch(this.deps, this.track, this.batchSize);
+          outcome = await projectBatch(this.deps, this.track, this.batchSize, known);
+          known = outcome.reached;
           errorDelay = ERROR_DELAY.min;
         } catch (error) {
+          known = null;
           this.report(error);
           // Only stop() shortens this: new events must not turn a failing batch into a hot loop.
           await run.pause(errorDelay, { wakeOnChange: false });
@@ -309,7 +335,10 @@ export class Projector {
           continue;
         }
         pendingDelay = PENDING_DELAY.min;
-        if (!run.dirty) await run.pause(this.idleRecheckMs, { wakeOnChange: true });
+        if (!run.dirty) {
+          await run.pause(this.idleRecheckMs, { wakeOnChange: true });
+          if (!run.dirty) known = null;
+        }
       }
     } finally {
       changes.unsubscribe();

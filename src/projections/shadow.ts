@@ -3,9 +3,9 @@
 // there when that schema comes first on the search_path. Once the shadow has seen everything the live
 // tables have, one transaction moves the live tables out and the shadow ones in; the old ones are dropped
 // after it commits.
-import type { Db, Queryable } from '../adapters/db/db.ts';
+import { type Db, PREPARED, type Queryable } from '../adapters/db/db.ts';
 import { type Checkpoint, compareCheckpoints, START } from '../commands/event-store.ts';
-import { lockProjection, readCheckpoint, writeCheckpoint } from './checkpoints.ts';
+import { ASYNC_COMMIT, lockProjection, readCheckpoint, writeCheckpoint } from './checkpoints.ts';
 import type { Projection } from './projection.ts';
 
 export interface RebuildState {
@@ -44,8 +44,8 @@ const retiredSchema = (projection: Projection) => `nomos_retired_${identifier(pr
 const tablesOf = (projection: Projection) => projection.tables.map((t) => identifier(t, `projection ${projection.name}'s table`));
 
 /** Serialises the writers of one projection's shadow (batches, index builds, restarts, the swap). */
-export async function lockRebuild(tx: Queryable, name: string): Promise<void> {
-  await tx.query("SELECT pg_advisory_xact_lock(hashtext('projection-rebuild:' || $1))", [name]);
+export async function lockRebuild(tx: Queryable, name: string, options: { asyncCommit?: boolean } = {}): Promise<void> {
+  await tx.query(`SELECT ${options.asyncCommit === true ? ASYNC_COMMIT : ''}pg_advisory_xact_lock(hashtext('projection-rebuild:' || $1))`, [name], PREPARED);
 }
 
 const REBUILD_COLUMNS = 'name, version, tx, pos, events, indexed, started_at, updated_at';

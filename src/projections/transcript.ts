@@ -15,7 +15,7 @@
 // the batch follows from what the batch does to it (insert if absent, or upsert its text), and a completion of
 // a call stored before the batch is an UPDATE, a no-op for an unknown call; so big results never travel back.
 import { z } from 'zod';
-import type { Queryable } from '../adapters/db/db.ts';
+import { PREPARED, type Queryable } from '../adapters/db/db.ts';
 import type { StoredEvent } from '../commands/event-store.ts';
 import type { SessionEvent, SessionEventOf } from '../domain/session/events.ts';
 import type { Projection } from './projection.ts';
@@ -226,6 +226,7 @@ async function loadStoredCalls(tx: Queryable, events: readonly TranscriptEvent[]
        ARRAY(SELECT t.id FROM tool_calls t WHERE t.session_id = r.session_id AND t.id = ANY (r.ids)) AS stored
      FROM jsonb_to_recordset($1::jsonb) AS r(session_id text, ids text[])`,
     [JSON.stringify([...requested].map(([session_id, ids]) => ({ session_id, ids: [...ids] })))],
+    PREPARED,
   );
   return new Map(rows.map((row) => [row.session_id, { maxSeq: row.max_seq ?? 0, ids: new Set(row.stored) }]));
 }
@@ -277,6 +278,7 @@ async function writeChanges(tx: Queryable, sessions: readonly SessionChanges[]):
      INSERT INTO messages (${MESSAGE_COLUMNS}) SELECT ${MESSAGE_COLUMNS} FROM jsonb_populate_recordset(NULL::messages, $4::jsonb)
      ON CONFLICT (session_id, id) DO UPDATE SET text = EXCLUDED.text`,
     [JSON.stringify(completed), JSON.stringify(requested), JSON.stringify(messageRows(false)), JSON.stringify(messageRows(true))],
+    PREPARED,
   );
 }
 

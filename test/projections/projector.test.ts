@@ -2,7 +2,7 @@
 // whether caught up in batches, followed live, resumed after a failure, raced, reset or rebuilt.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Queryable } from '../../src/adapters/db/db.ts';
+import type { Db, Queryable } from '../../src/adapters/db/db.ts';
 import { postgresDb } from '../../src/adapters/db/postgres.ts';
 import { SqlEventStore } from '../../src/adapters/eventstore/sql.ts';
 import { type EventStore, type NewEvent, START, type StoredEvent } from '../../src/commands/event-store.ts';
@@ -17,6 +17,7 @@ import {
   rebuildProjection,
   resetProjection,
 } from '../../src/projections/projector.ts';
+import { moveCheckpoint, readCheckpoint } from '../../src/projections/checkpoints.ts';
 import { databases, type TestDb } from '../support/databases.ts';
 
 const ev = (type: string, n = 0): NewEvent => ({ type, data: { n }, metadata: {} });
@@ -219,6 +220,51 @@ describe.each(databases)('projector on $name', (database) => {
     // Had it applied them, the replay from START would collide with its rows; instead it ends exact.
     await projector.catchUp();
     await expectExact(deps, projection);
+  });
+
+  it('moves past events it has nothing to apply for in one statement, and not from a place a reset has left', async () => {
+    await appendMany(store, 4);
+    const projection = await testProjection(t.db);
+    await new Projector(deps, projection).catchUp();
+    const stream = `ignored-${++streams}`;
+    await store.append(stream, [ev('Ignored'), ev('Ignored')], { expectedVersion: 'no_stream' });
+    const head = (await store.head()).checkpoint;
+    // A projector moving past them alone: its checkpoint reaches the head without a transaction, no row is written.
+    let transactions = 0;
+    const counting: Db = { ...t.db, transaction: (fn) => (transactions++, t.db.transaction(fn)) };
+    const skipping = new Projector({ store, db: counting }, projection, { batchSize: 100 });
+    expect(await skipping.runBatch()).toBe(2);
+    expect(transactions).toBe(0);
+    expect((await readCheckpoint(t.db, projection.name))?.checkpoint).toEqual(head);
+    expect(await caughtUp(deps, projection)).toBe(true);
+    await expectExact(deps, projection);
+
+    // The same, with a reset between the read and the move: the move matches nothing and the reset stands.
+    await store.append(stream, [ev('Ignored')], { expectedVersion: 1 });
+    let resets = 0;
+    const racing = interposed(store, async () => {
+      if (resets++ === 0) await resetProjection(t.db, projection);
+    });
+    const projector = new Projector({ store: racing, db: t.db }, projection, { batchSize: 100 });
+    expect(await projector.runBatch()).toBe(1);
+    expect((await readCheckpoint(t.db, projection.name))?.checkpoint).toEqual(START);
+    expect(await rowsOf(t.db, projection)).toEqual([]);
+    await projector.catchUp();
+    await expectExact(deps, projection);
+  });
+
+  it('refuses to move a checkpoint that stands elsewhere or under another version', async () => {
+    const projection = await testProjection(t.db);
+    await ensureCheckpoint(t.db, projection);
+    const from = { version: projection.version, checkpoint: START };
+    const to = { tx: 7, pos: 11 };
+    expect(await moveCheckpoint(t.db, projection.name, { version: projection.version + 1, checkpoint: START }, to)).toBe(false);
+    expect(await moveCheckpoint(t.db, projection.name, { version: projection.version, checkpoint: { tx: 1, pos: 1 } }, to)).toBe(false);
+    expect((await readCheckpoint(t.db, projection.name))?.checkpoint).toEqual(START);
+    expect(await moveCheckpoint(t.db, projection.name, from, to)).toBe(true);
+    expect((await readCheckpoint(t.db, projection.name))?.checkpoint).toEqual(to);
+    expect(await moveCheckpoint(t.db, projection.name, from, { tx: 8, pos: 12 })).toBe(false);
+    expect((await readCheckpoint(t.db, projection.name))?.checkpoint).toEqual(to);
   });
 
   it('discards a batch when another projector committed the same events first', async () => {

@@ -184,12 +184,13 @@ describe.each(databases)('sessions API on $name', (database) => {
     expect(empty.body).toEqual({ sessions: [], next_cursor: null, as_of_position: expect.any(Number) });
   });
 
-  it('lists each session as GET /sessions/:id shows it, strings escaped, whatever they hold (the database writes the list JSON)', async () => {
+  it('lists each session as GET /sessions/:id shows it, keys in the same order, strings escaped whatever they hold (the database writes the list JSON)', async () => {
     const id = await create();
     const goal = 'back "ups" \\ C:\\tmp\n\ttab \u0001\u001f ✓ 🙂 </script> \u2028 end';
     await command(id, { type: 'set_goal', goal });
     await command(id, { type: 'record_tool_call_requested', tool_call_id: 'q', name: 'run', args: { target: 'lxc:rclone', command: 'rclone sync a b' } });
-    const end = await command(id, { type: 'complete_task', outcome: 'failed', summary: 'gave up "early"' });
+    // A summary the blocker rules read: its evidence quotes it back, escapes and all.
+    const end = await command(id, { type: 'complete_task', outcome: 'failed', summary: 'gave up "early": permission denied on C:\\tmp \u2028 ✓' });
     const list = await server.request('GET', `/sessions?min_position=${end.position}&limit=1000`);
     expect(list.status).toBe(200);
     expect(list.headers.get('content-type')).toBe('application/json; charset=utf-8');
@@ -197,6 +198,8 @@ describe.each(databases)('sessions API on $name', (database) => {
     expect(listed.goal).toBe(goal);
     const one = await server.request('GET', `/sessions/${id}`);
     expect(listed).toEqual(one.body.session);
+    expect(Object.keys(listed)).toEqual(Object.keys(one.body.session));
+    expect(listed.blocker_evidence).not.toBeNull();
   });
 
   it('pages a since window the same whichever way the server scans it (many matches, then the last few)', async () => {

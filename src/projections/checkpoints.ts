@@ -30,10 +30,13 @@ export async function readCheckpoint(db: Queryable, name: string): Promise<Store
 }
 
 /**
- * Select-list prefix for a lock's statement that also lets its transaction commit without waiting for the WAL
- * flush (SET LOCAL synchronous_commit = off, without a statement of its own).
+ * SET LOCAL synchronous_commit = off as an expression, so a statement the transaction runs anyway carries it:
+ * the transaction then commits without waiting for the WAL flush.
  */
-export const ASYNC_COMMIT = "set_config('synchronous_commit', 'off', true), ";
+const SYNC_COMMIT_OFF = "set_config('synchronous_commit', 'off', true)";
+
+/** Select-list prefix for a lock's statement that also turns off synchronous commit (SYNC_COMMIT_OFF). */
+export const ASYNC_COMMIT = `${SYNC_COMMIT_OFF}, `;
 
 /**
  * Serialises the projector's batches and resets of one projection across processes until the transaction
@@ -63,7 +66,7 @@ export async function writeCheckpoint(tx: Queryable, name: string, version: numb
 export async function moveCheckpoint(db: Queryable, name: string, from: { version: number; checkpoint: Checkpoint }, to: Checkpoint): Promise<boolean> {
   const { rows } = await db.query(
     `UPDATE projection_checkpoints SET tx = $5, pos = $6, updated_at = now()
-     FROM (SELECT set_config('synchronous_commit', 'off', true)) async_commit
+     FROM (SELECT ${SYNC_COMMIT_OFF}) async_commit
      WHERE name = $1 AND version = $2 AND tx = $3 AND pos = $4
      RETURNING 1`,
     [name, from.version, from.checkpoint.tx, from.checkpoint.pos, to.tx, to.pos],

@@ -158,9 +158,9 @@ export class SqlEventStore implements EventStore {
     // and the first such event is looked up in log order, so that the index scan starts there and stops at once:
     // as two conditions the scan began at `after` and, while a projector caught up, stepped through every event
     // below the bound, and as EXISTS the generic plan scanned the table (seconds a read). Pending heads the page
-    // (joined, so an empty page still carries it). Prepared, with the limit
-    // written into the text: as a parameter it made PostgreSQL's generic plan look costly (it guesses a tenth of
-    // the table for an unknown limit), so it planned the statement again on every read (0.26 ms, profiled).
+    // (joined, so an empty page still carries it). Prepared, with the limit written into the text: as a parameter
+    // it made PostgreSQL's generic plan look costly (it guesses a tenth of the table for an unknown limit), so it
+    // planned the statement again on every read (0.26 ms, profiled).
     const { rows } = await this.db.query<EventRow & { pending: boolean; order_tx: string | null }>(
       `WITH bound AS MATERIALIZED (SELECT events_safe_bound() AS b)
        SELECT head.pending, page.* FROM

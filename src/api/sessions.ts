@@ -57,6 +57,24 @@ const ListQuery = z.strictObject({
   min_position: MinPosition,
 });
 
+/**
+ * The next page's address, for the `Link: <…>; rel="next"` header (RFC 8288): the same filters with the next
+ * cursor, and `since` as the time it stood for on this page, so that `since=7d` means the same instant on every
+ * page of one listing. A client that follows it can ask for the next page as soon as this one's headers arrive.
+ */
+function nextPageUrl(q: z.infer<typeof ListQuery>, cursor: string): string {
+  const next = new URLSearchParams();
+  if (q.outcome) next.set('outcome', q.outcome);
+  if (q.status) next.set('status', q.status);
+  if (q.entity_id) next.set('entity_id', q.entity_id);
+  if (q.blocker) next.set('blocker', q.blocker);
+  if (q.since) next.set('since', q.since.toISOString());
+  if (q.fields) next.set('fields', q.fields.join(','));
+  next.set('limit', String(q.limit));
+  next.set('cursor', cursor);
+  return `/sessions?${next.toString()}`;
+}
+
 /** Who may drive a session: the agent and operators; auditors only read. */
 const WRITERS = ['operator', 'agent'] as const;
 
@@ -99,7 +117,15 @@ export const sessionsApi: FastifyPluginCallbackZod = (app, _options, done) => {
     }
   });
 
-  app.get('/sessions', { schema: { querystring: ListQuery } }, async (request, reply) => {
+  app.get(
+    '/sessions',
+    {
+      schema: {
+        description:
+          'Sessions newest first, in keyset pages: {sessions, next_cursor, as_of_position}. Unless it is the last page, the answer carries `Link: <next page>; rel="next"` (the same filters, the next cursor, `since` as the time it stood for).',
+        querystring: ListQuery,
+      },
+    }, async (request, reply) => {
     const q = request.query;
     await awaitPosition(runtime, ['sessions'], q.min_position, readWaitMs);
     const filter: SessionFilter = {
@@ -115,6 +141,7 @@ export const sessionsApi: FastifyPluginCallbackZod = (app, _options, done) => {
     const page = await listSessionsJson(runtime.db, filter, q.fields ?? SESSION_FIELDS, { positionOf: ['sessions'] });
     const asOf = page.as_of_position ?? 0;
     stamp(reply, asOf);
+    if (page.next_cursor !== null) void reply.header('link', `<${nextPageUrl(q, page.next_cursor)}>; rel="next"`);
     // The database wrote each session's JSON; it goes out as it came.
     return reply
       .type('application/json; charset=utf-8')

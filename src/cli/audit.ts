@@ -4,7 +4,7 @@
 import { Command } from 'commander';
 import { z } from 'zod';
 import { type AuditReport, AuditSession, buildReport, formatReport } from './audit-report.ts';
-import { DEFAULT_URL, type ServerClient, serverClient } from './server-client.ts';
+import { DEFAULT_URL, type OpenedAnswer, type ServerClient, serverClient } from './server-client.ts';
 
 // The server's largest page, and only the fields the report reads: the review of a fleet is a few requests.
 const PAGE_SIZE = 1_000;
@@ -49,33 +49,60 @@ export async function auditReport(filter: AuditFilter, env: NodeJS.ProcessEnv): 
 }
 
 /**
- * Every session matching `filter`, newest first, following next_cursor one request per page. The report's
- * position is the lowest page's: every page reflected at least that much of the history.
+ * Every session matching `filter`, newest first, one request per page. The server names the next page in a
+ * `Link: <…>; rel="next"` header: it is asked for as soon as a page's headers arrive, so reading and checking
+ * that page's body overlaps the server's work on the next (a server without the header is followed by
+ * next_cursor, one page after the other). The report's position is the lowest page's: every page reflected at
+ * least that much of the history.
  */
 export async function fetchSessions(filter: AuditFilter, env: NodeJS.ProcessEnv): Promise<{ sessions: AuditSession[]; asOfPosition: number }> {
   const client = serverClient(env);
   const sessions: AuditSession[] = [];
   const seen = new Set<string>();
   let asOfPosition = Number.POSITIVE_INFINITY;
-  let cursor: string | null = null;
-  do {
+  const pathWith = (cursor: string | null) => {
     const query = new URLSearchParams({ limit: String(PAGE_SIZE), since: filter.since, fields: FIELDS });
     if (filter.outcome !== undefined) query.set('outcome', filter.outcome);
     if (filter.blocker !== undefined) query.set('blocker', filter.blocker);
     if (cursor !== null) query.set('cursor', cursor);
-    const page = await getPage(client, `/sessions?${query.toString()}`);
+    return `/sessions?${query.toString()}`;
+  };
+  let pending: Promise<OpenedPage> | null = openPage(client, pathWith(null));
+  while (pending !== null) {
+    const opened: OpenedPage = await pending;
+    const ahead = linkedNext(client.base, opened);
+    pending = ahead === null ? null : openPage(client, ahead.path);
+    const page = await opened.body();
     sessions.push(...page.sessions);
     asOfPosition = Math.min(asOfPosition, page.as_of_position);
-    cursor = page.next_cursor;
-    // A server that hands back a cursor twice would page forever; better to stop and say so.
-    if (cursor !== null) {
-      if (seen.has(cursor)) throw new Error(`${client.base} repeated the cursor ${cursor} in GET /sessions; stopped after ${sessions.length} sessions`);
-      seen.add(cursor);
+    const cursor = page.next_cursor;
+    if (ahead !== null && ahead.cursor !== cursor) {
+      throw new Error(`${client.base} named a next page (cursor ${ahead.cursor}) other than its next_cursor (${cursor}) in GET /sessions; stopped after ${sessions.length} sessions`);
     }
-  } while (cursor !== null);
+    if (cursor === null) break;
+    // A server that hands back a cursor twice would page forever; better to stop and say so.
+    if (seen.has(cursor)) throw new Error(`${client.base} repeated the cursor ${cursor} in GET /sessions; stopped after ${sessions.length} sessions`);
+    seen.add(cursor);
+    pending ??= openPage(client, pathWith(cursor));
+  }
   return { sessions, asOfPosition };
 }
 
-function getPage(client: ServerClient, path: string): Promise<z.infer<typeof Page>> {
-  return client.request('GET', path, { schema: Page, what: 'GET /sessions' });
+type OpenedPage = OpenedAnswer<z.infer<typeof Page>>;
+
+function openPage(client: ServerClient, path: string): Promise<OpenedPage> {
+  const opened = client.open('GET', path, { schema: Page, what: 'GET /sessions' });
+  // Asked for ahead of time: if the page before it fails, this one is never awaited and must not be reported.
+  opened.catch(() => undefined);
+  return opened;
+}
+
+/** The next page a page's Link header names, if it is on the same server and carries a cursor. */
+function linkedNext(base: string, opened: OpenedPage): { path: string; cursor: string } | null {
+  const link = /<([^>]*)>\s*;\s*rel="?next"?/.exec(opened.headers.get('link') ?? '');
+  if (!link) return null;
+  const url = new URL(link[1]!, opened.url);
+  const cursor = url.searchParams.get('cursor');
+  if (cursor === null || !url.href.startsWith(`${base}/`)) return null;
+  return { path: url.href.slice(base.length), cursor };
 }

@@ -484,26 +484,21 @@ export async function listSessions(db: Queryable, filter: SessionFilter): Promis
  * `since` filters on last_active_at while pages follow created_at, and PostgreSQL cannot know the two move
  * together. With many matches it takes last_active_at's index, then fetches and sorts every match for each page
  * (13 ms a page of 1 000 at 100 k sessions, measured) where a scan in page order finds a page's rows at once
- * (0.7 ms): recently active sessions are mostly recently created. With few matches its own choice is the fast
- * one (a page-order scan would read the whole table to find them). A bounded index-only count (after the
- * cursor: on the last pages a page-order scan would read on to the oldest session; migrations/012 covers it)
- * tells which case this is, in the same statement: each way is a branch that runs only if the count says so
- * (PostgreSQL checks a condition without columns once, before it starts the branch).
+ * (0.7 ms): recently active sessions are mostly recently created. But a page-order scan that runs out of
+ * matches reads on to the oldest session, so it is only right while more matches than a page holds are left
+ * after the cursor. The statement finds out first: it collects up to a page and one of the matches (every
+ * condition applied, in last_active_at's index) and counts them. More than a page: the page-order branch runs
+ * and stops at a page and one. Otherwise this is the last page and those matches are all of it. Each way is
+ * a branch that runs only if the count says so (PostgreSQL checks a condition without columns once, before it
+ * starts the branch), and only the last page reads every match after the cursor, once.
  */
-function sinceBranches(
-  page: { readonly select: (conditions: readonly string[]) => string; readonly keys: (conditions: readonly string[]) => string; readonly columns: string },
-  where: readonly string[],
-  since: string,
-  bound: string,
-  afterCursor: string | null,
-): string {
-  const { select, keys, columns } = page;
-  const count = `SELECT count(*) >= ${bound} AS yes FROM (SELECT 1 FROM sessions WHERE last_active_at >= ${since}${afterCursor === null ? '' : ` AND ${afterCursor}`} LIMIT ${bound}) matches`;
+function sinceBranches(select: (conditions: readonly string[]) => string, where: readonly string[], since: string, limitPlusOne: string): string {
+  const matches = `SELECT id FROM sessions WHERE ${[...where, `last_active_at >= ${since}`].join(' AND ')} LIMIT ${limitPlusOne}`;
+  const many = `SELECT count(*) >= ${limitPlusOne} AS yes FROM matches`;
   // "+ interval '0 s'" keeps last_active_at's index out of the page-order branch.
   const pageOrder = select([...where, `(last_active_at + interval '0 s') >= ${since}`, '(SELECT yes FROM many)']);
-  // This way sorts every match: only the page's ids go through the sort, the views are built for the page alone.
-  const byActivity = `SELECT ${columns} FROM (${keys([...where, `last_active_at >= ${since}`, 'NOT (SELECT yes FROM many)'])}) page_keys JOIN sessions ON sessions.id = page_keys.key_id`;
-  return `WITH many AS (${count}) SELECT * FROM ((${pageOrder}) UNION ALL (${byActivity})) chosen ORDER BY created_at DESC, id DESC`;
+  const lastPage = select(['id IN (SELECT id FROM matches)', 'NOT (SELECT yes FROM many)']);
+  return `WITH matches AS MATERIALIZED (${matches}), many AS (${many}) SELECT * FROM ((${pageOrder}) UNION ALL (${lastPage})) chosen ORDER BY created_at DESC, id DESC`;
 }
 
 /** listSessions with only the given fields of each view (id always among them): less to read, send and parse. */
@@ -534,6 +529,18 @@ export interface SessionsJsonPage {
 }
 
 /**
+ * The page with the position the named projections had reached as a column of each row: read once (an
+ * uncorrelated subquery), in the page's snapshot, and the page's order is kept without sorting it again.
+ */
+const withPosition = (page: string, names: string) =>
+  `SELECT ${livePositionSql(names)} AS as_of, page.id, page.view, page.cursor_created_at FROM (${page}) page ORDER BY page.created_at DESC, page.id DESC`;
+
+/** The position joined to the page: one row with a null id when the page is empty. */
+const headedByPosition = (page: string, names: string) =>
+  `SELECT head.as_of, page.id, page.view, page.cursor_created_at FROM (SELECT ${livePositionSql(names)} AS as_of) head
+   LEFT JOIN LATERAL (${page}) page ON true ORDER BY page.created_at DESC, page.id DESC`;
+
+/**
  * listSessionFields as JSON text. With `positionOf` (projection names) the same statement reads where those
  * projections stand: the page reflects exactly that position, and the answer costs one round trip, not two.
  */
@@ -562,18 +569,14 @@ export async function listSessionsJson(
   const paged = (list: string) => (conditions: readonly string[]) =>
     `SELECT ${list} FROM sessions ${conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : ''} ORDER BY created_at DESC, id DESC LIMIT ${limit}`;
   const select = paged(columns);
-  const page =
-    filter.since === undefined
-      ? select(where)
-      : sinceBranches({ select, keys: paged('id AS key_id'), columns }, where, param(filter.since.toISOString()), param(4 * filter.limit), afterCursor);
+  const page = filter.since === undefined ? select(where) : sinceBranches(select, where, param(filter.since.toISOString()), limit);
   type Row = { id: string | null; view: string; cursor_created_at: string; as_of?: number | string };
-  // The position heads the page (joined, so an empty page still carries it); the page's rows keep their order.
-  const sql =
-    options.positionOf === undefined
-      ? page
-      : `SELECT head.as_of, page.id, page.view, page.cursor_created_at FROM (SELECT ${livePositionSql(param(options.positionOf))} AS as_of) head
-         LEFT JOIN LATERAL (${page}) page ON true ORDER BY page.created_at DESC, page.id DESC`;
-  const result = await db.query<Row>(sql, params);
+  const names = options.positionOf === undefined ? null : param(options.positionOf);
+  let result = await db.query<Row>(names === null ? page : withPosition(page, names), params);
+  // An empty page has no row to carry the position: ask again with the position heading the page (joined, so
+  // it is there without rows; it costs a sort of the page, hence not the first way). Whatever this statement
+  // finds, page and position again come from one snapshot.
+  if (result.rows.length === 0 && names !== null) result = await db.query<Row>(headedByPosition(page, names), params);
   const rows = result.rows.filter((row) => row.id !== null);
   const shown = rows.length > filter.limit ? rows.slice(0, filter.limit) : rows;
   const last = shown.at(-1);

@@ -208,16 +208,55 @@ describe.each(databases)('sessions API on $name', (database) => {
     const all = await server.request('GET', `/sessions?min_position=${last}&limit=1000&fields=id`);
     const expected = all.body.sessions.map((x: any) => x.id);
     expect(expected.length).toBeGreaterThanOrEqual(9);
-    // limit 1: the first pages see at least four matches after their cursor, the last ones fewer.
-    const paged: string[] = [];
-    let cursor: string | null = null;
-    do {
-      const page = await server.request('GET', `/sessions?since=1h&limit=1&fields=id${cursor ? `&cursor=${cursor}` : ''}`);
+    const pages = async (query: string, limit: number) => {
+      const paged: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const page = await server.request('GET', `/sessions?${query}&limit=${limit}&fields=id${cursor ? `&cursor=${cursor}` : ''}`);
+        expect(page.status).toBe(200);
+        paged.push(...page.body.sessions.map((x: any) => x.id));
+        cursor = page.body.next_cursor;
+      } while (cursor !== null);
+      return paged;
+    };
+    // limit 1: every page but the last sees more matches after its cursor than it holds.
+    expect(await pages('since=1h', 1)).toEqual(expected);
+    expect(await pages('since=1h', 2)).toEqual(expected);
+    // With other filters too: matches of since alone outnumber a page where matches of everything do not.
+    for (const filter of ['status=active', 'status=done', 'outcome=partial', 'entity_id=host:nope']) {
+      const whole = await server.request('GET', `/sessions?since=1h&${filter}&limit=1000&fields=id`);
+      const unpaged = (await server.request('GET', `/sessions?${filter}&limit=1000&fields=id`)).body.sessions.map((x: any) => x.id);
+      expect(whole.body.sessions.map((x: any) => x.id)).toEqual(unpaged.filter((id: string) => expected.includes(id)));
+      expect(await pages(`since=1h&${filter}`, 1)).toEqual(whole.body.sessions.map((x: any) => x.id));
+    }
+  });
+
+  it('names the next page in a Link header: the same filters and fields, the next cursor, since as the time it stood for', async () => {
+    const first = await server.request('GET', '/sessions?since=1h&limit=2&fields=outcome,turn_count');
+    expect(first.status).toBe(200);
+    const linkOf = (headers: Headers) => /^<(\/sessions\?[^>]+)>; rel="next"$/.exec(headers.get('link') ?? '')?.[1] ?? null;
+    const firstLink = linkOf(first.headers);
+    expect(firstLink).not.toBeNull();
+    const next = new URL(firstLink!, 'http://nomos');
+    expect(next.searchParams.get('cursor')).toBe(first.body.next_cursor);
+    expect(next.searchParams.get('limit')).toBe('2');
+    expect(next.searchParams.get('fields')).toBe('outcome,turn_count');
+    const since = next.searchParams.get('since')!;
+    expect(since).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    expect(Math.abs(Date.parse(since) - (Date.now() - 3_600_000))).toBeLessThan(60_000);
+    // Following the links pages exactly what one page with that since holds; the last page names none.
+    const whole = await server.request('GET', `/sessions?since=${since}&limit=1000&fields=id`);
+    expect(whole.headers.get('link')).toBeNull();
+    const paged: string[] = first.body.sessions.map((x: any) => x.id);
+    for (let path: string | null = firstLink; path !== null; ) {
+      const page = await server.request('GET', path);
       expect(page.status).toBe(200);
+      expect(Object.keys(page.body.sessions[0]).sort()).toEqual(['id', 'outcome', 'turn_count']);
       paged.push(...page.body.sessions.map((x: any) => x.id));
-      cursor = page.body.next_cursor;
-    } while (cursor !== null);
-    expect(paged).toEqual(expected);
+      path = linkOf(page.headers);
+      expect(path === null).toBe(page.body.next_cursor === null);
+    }
+    expect(paged).toEqual(whole.body.sessions.map((x: any) => x.id));
   });
 
   it('pages each session exactly once while sessions are being written', async () => {

@@ -4,7 +4,7 @@ import { execFile } from 'node:child_process';
 import { type Server, createServer } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type AuditSession, buildReport, formatEntry, median, toEntry } from '../../src/cli/audit-report.ts';
 import { fetchSessions } from '../../src/cli/audit.ts';
 import { databases } from '../support/databases.ts';
@@ -208,18 +208,55 @@ describe('the audit pager', () => {
     c3: { sessions: [row(5)], next_cursor: null, as_of_position: 41 },
   };
 
+  // How the fake names the next page: not at all (an older server: the client follows next_cursor), in a Link
+  // header with each page's body held back until the next page is asked for (or 2 s pass), or in a Link header
+  // naming a cursor other than next_cursor.
+  let links: 'none' | 'ahead' | 'wrong' = 'none';
+  const events: string[] = [];
+  let nextAsked: (() => void) | null = null;
+
   beforeAll(async () => {
     fake = createServer((req, res) => {
       const u = new URL(req.url ?? '/', 'http://fake');
       requests.push(u);
-      const page = pages[u.searchParams.get('cursor') ?? ''];
-      res.writeHead(page ? 200 : 400, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(page ?? { code: 'invalid_cursor', detail: 'bad cursor' }));
+      const cursor = u.searchParams.get('cursor') ?? '';
+      events.push(`asked ${cursor || 'first'}`);
+      nextAsked?.();
+      const page = pages[cursor];
+      if (!page) {
+        res.writeHead(400, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ code: 'invalid_cursor', detail: 'bad cursor' }));
+        return;
+      }
+      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      if (links !== 'none' && page.next_cursor !== null) {
+        const next = new URLSearchParams(u.searchParams);
+        next.set('cursor', links === 'wrong' ? 'c3' : page.next_cursor);
+        headers.link = `</sessions?${next.toString()}>; rel="next"`;
+      }
+      res.writeHead(200, headers);
+      res.flushHeaders();
+      const finish = () => {
+        nextAsked = null;
+        events.push(`sent ${cursor || 'first'}`);
+        res.end(JSON.stringify(page));
+      };
+      if (links !== 'ahead' || page.next_cursor === null) return finish();
+      const timer = setTimeout(finish, 2_000);
+      nextAsked = () => {
+        clearTimeout(timer);
+        finish();
+      };
     });
     await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve));
     const address = fake.address();
     if (typeof address !== 'object' || address === null) throw new Error('no address');
     url = `http://127.0.0.1:${address.port}`;
+  });
+  beforeEach(() => {
+    requests.length = 0;
+    events.length = 0;
+    links = 'none';
   });
   afterAll(async () => {
     await new Promise((resolve) => fake.close(resolve));
@@ -237,6 +274,21 @@ describe('the audit pager', () => {
       // Only what the report reads.
       expect(r.searchParams.get('fields')?.split(',')).toEqual(['id', 'title', 'goal', 'status', 'outcome', 'blocker', 'message_count', 'user_message_count', 'assistant_message_count', 'tool_call_count', 'turn_count', 'top_tools']);
     }
+  });
+
+  it("asks for the page a Link header names as soon as the headers arrive, before the page's body is in", async () => {
+    links = 'ahead';
+    const { sessions, asOfPosition } = await fetchSessions({ since: '7d', outcome: 'partial' }, { NOMOS_URL: url });
+    expect(sessions.map((s) => s.tool_call_count)).toEqual([1, 2, 3, 4, 5]);
+    expect(asOfPosition).toBe(38);
+    // Each page's body was held back until the next was asked for: a client waiting for bodies would see 2 s pauses.
+    expect(events).toEqual(['asked first', 'asked c2', 'sent first', 'asked c3', 'sent c2', 'sent c3']);
+    expect(requests.map((r) => r.searchParams.get('outcome'))).toEqual(['partial', 'partial', 'partial']);
+  });
+
+  it('stops with an error when a Link header names another page than next_cursor', async () => {
+    links = 'wrong';
+    await expect(fetchSessions({ since: '7d' }, { NOMOS_URL: url })).rejects.toThrow(/named a next page \(cursor c3\) other than its next_cursor \(c2\)/);
   });
 });
 

@@ -36,6 +36,29 @@ interface EventRow {
 const COLUMNS = `global_position, transaction_id::text AS tx, event_id::text AS event_id, stream_name, stream_position,
   type, data, metadata, to_char(recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS recorded_at`;
 
+type PageRow = EventRow & { pending: boolean; order_tx: string | null };
+
+/**
+ * readAll's statement. `pending` is either a column of every row, read once (an uncorrelated subquery), with the
+ * page in log order as its index scan yields it; or the head of the page, joined so that an empty page still
+ * carries it, which costs a sort of the page (a rebuild's 20 000-event page sorted on disk past work_mem: 40 of
+ * 91 ms, profiled), hence only for empty pages.
+ */
+function readPageSql(limit: number, pendingAs: 'column' | 'joined'): string {
+  const pending = `(SELECT global_position FROM events
+      WHERE (transaction_id, global_position) >
+            (greatest($1::text::xid8, (SELECT b FROM bound)), CASE WHEN (SELECT b FROM bound) > $1::text::xid8 THEN -1 ELSE $2::bigint END)
+      ORDER BY transaction_id, global_position LIMIT 1) IS NOT NULL`;
+  const page = `SELECT ${COLUMNS}, transaction_id AS order_tx FROM events
+      WHERE (transaction_id, global_position) > ($1::text::xid8, $2::bigint) AND transaction_id < (SELECT b FROM bound)
+      ORDER BY transaction_id, global_position
+      LIMIT ${limit}`;
+  const bound = 'WITH bound AS MATERIALIZED (SELECT events_safe_bound() AS b)';
+  return pendingAs === 'column'
+    ? `${bound} SELECT ${pending} AS pending, page.* FROM (${page}) page ORDER BY page.order_tx, page.global_position`
+    : `${bound} SELECT head.pending, page.* FROM (SELECT ${pending} AS pending) head LEFT JOIN LATERAL (${page}) page ON true ORDER BY page.order_tx, page.global_position`;
+}
+
 function toStored(row: EventRow): StoredEvent {
   return {
     eventId: row.event_id,
@@ -157,27 +180,13 @@ export class SqlEventStore implements EventStore {
     // unread. "After `after` and at or above the bound" is one row comparison from whichever of the two is later,
     // and the first such event is looked up in log order, so that the index scan starts there and stops at once:
     // as two conditions the scan began at `after` and, while a projector caught up, stepped through every event
-    // below the bound, and as EXISTS the generic plan scanned the table (seconds a read). Pending heads the page
-    // (joined, so an empty page still carries it). Prepared, with the limit written into the text: as a parameter
-    // it made PostgreSQL's generic plan look costly (it guesses a tenth of the table for an unknown limit), so it
-    // planned the statement again on every read (0.26 ms, profiled).
-    const { rows } = await this.db.query<EventRow & { pending: boolean; order_tx: string | null }>(
-      `WITH bound AS MATERIALIZED (SELECT events_safe_bound() AS b)
-       SELECT head.pending, page.* FROM
-         (SELECT (SELECT global_position FROM events
-                  WHERE (transaction_id, global_position) >
-                        (greatest($1::text::xid8, (SELECT b FROM bound)), CASE WHEN (SELECT b FROM bound) > $1::text::xid8 THEN -1 ELSE $2::bigint END)
-                  ORDER BY transaction_id, global_position LIMIT 1) IS NOT NULL AS pending) head
-       LEFT JOIN LATERAL (
-         SELECT ${COLUMNS}, transaction_id AS order_tx FROM events
-         WHERE (transaction_id, global_position) > ($1::text::xid8, $2::bigint) AND transaction_id < (SELECT b FROM bound)
-         ORDER BY transaction_id, global_position
-         LIMIT ${limit}
-       ) page ON true
-       ORDER BY page.order_tx, page.global_position`,
-      [String(after.tx), after.pos],
-      PREPARED,
-    );
+    // below the bound, and as EXISTS the generic plan scanned the table (seconds a read). Prepared, with the limit
+    // written into the text: as a parameter it made PostgreSQL's generic plan look costly (it guesses a tenth of
+    // the table for an unknown limit), so it planned the statement again on every read (0.26 ms, profiled).
+    const page = await this.db.query<PageRow>(readPageSql(limit, 'column'), [String(after.tx), after.pos], PREPARED);
+    // An empty page has no row to carry `pending`: ask again in the form that always has a row (a new snapshot,
+    // so its page and pending are taken together, whatever it finds).
+    const { rows } = page.rows.length > 0 ? page : await this.db.query<PageRow>(readPageSql(limit, 'joined'), [String(after.tx), after.pos], PREPARED);
     const events = rows[0]?.global_position == null ? [] : rows.map(toStored);
     return { events, pending: events.length < limit && rows[0]?.pending === true };
   }

@@ -12,7 +12,7 @@ import { SqlEventStore } from '../src/adapters/eventstore/sql.ts';
 import { Projector } from '../src/projections/projector.ts';
 import { projections } from '../src/runtime.ts';
 import { appendSessions, type AppendRun } from './append.ts';
-import { compareAudits } from './audit.ts';
+import { READ_MODEL_RUNS, compareAudits } from './audit.ts';
 import { createBenchDatabase, serverVersion } from './database.ts';
 import { sessions } from './generator.ts';
 import { measureLag } from './lag.ts';
@@ -137,7 +137,7 @@ async function main(): Promise<void> {
         { metric: `projection lag p99, appends at ${n(lag.eventsPerSecond)} events/s`, figure: ms(lag.p99), target: '< 100 ms', met: lag.p99 < 100 },
       ]),
       {
-        metric: `audit of ${n(audit.sessions)} sessions: transcript walk ÷ read model (median of 5 runs)`,
+        metric: `audit of ${n(audit.sessions)} sessions: transcript walk ÷ read model (median of ${READ_MODEL_RUNS} runs)`,
         figure: `${audit.ratio.toFixed(1)}× (${ms(audit.transcriptSeconds * 1000)} vs ${ms(audit.readModelSeconds * 1000)}${audit.mismatches > 0 ? `; ${audit.mismatches} sessions counted differently!` : '; counts agree'})`,
         target: '≥ 100×',
         met: audit.ratio >= 100,

@@ -21,14 +21,18 @@ export class LedProjector {
   private stopped = false;
   private lease: Lease | null = null;
   private projector: Projector | null = null;
-  private wake: (() => void) | null = null;
+  /** Resolves once stop() is called: every wait of the loop races it, so a stop that lands mid-step still ends it. */
+  private readonly stopping: Promise<void>;
+  private requestStop!: () => void;
   private loop: Promise<void> | null = null;
 
   constructor(
     private readonly deps: ProjectorDeps,
     private readonly projection: Projection,
     private readonly options: LedProjectorOptions,
-  ) {}
+  ) {
+    this.stopping = new Promise<void>((resolve) => (this.requestStop = resolve));
+  }
 
   /** Whether this process runs the projector now. */
   get leading(): boolean {
@@ -41,7 +45,7 @@ export class LedProjector {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    this.wake?.();
+    this.requestStop();
     await this.loop;
   }
 
@@ -61,8 +65,9 @@ export class LedProjector {
       this.projector.start();
       const rebuilding = new AbortController();
       const rebuild = this.rebuildWhileLeading(rebuilding.signal);
-      // Lead until the lease is lost (its connection dropped) or we stop.
-      await Promise.race([this.lease.lost, new Promise<void>((resolve) => (this.wake = resolve))]);
+      // Lead until the lease is lost (its connection dropped) or we stop (also when stop() came while the
+      // lease was being taken: a wake-up handed out per wait missed that one, and shutdown waited forever).
+      await Promise.race([this.lease.lost, this.stopping]);
       rebuilding.abort();
       await rebuild;
       await this.projector.stop();
@@ -97,13 +102,9 @@ export class LedProjector {
     }
   }
 
-  private pause(ms: number): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      this.wake = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
+  private async pause(ms: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))), this.stopping]);
+    clearTimeout(timer);
   }
 }

@@ -75,6 +75,12 @@ function nextPageUrl(q: z.infer<typeof ListQuery>, cursor: string): string {
   return `/sessions?${next.toString()}`;
 }
 
+const LIST_SCHEMA = {
+  description:
+    'Sessions newest first, in keyset pages: {sessions, next_cursor, as_of_position}. Unless it is the last page, the answer carries `Link: <next page>; rel="next"` (the same filters, the next cursor, `since` as the time it stood for).',
+  querystring: ListQuery,
+};
+
 /** Who may drive a session: the agent and operators; auditors only read. */
 const WRITERS = ['operator', 'agent'] as const;
 
@@ -117,15 +123,7 @@ export const sessionsApi: FastifyPluginCallbackZod = (app, _options, done) => {
     }
   });
 
-  app.get(
-    '/sessions',
-    {
-      schema: {
-        description:
-          'Sessions newest first, in keyset pages: {sessions, next_cursor, as_of_position}. Unless it is the last page, the answer carries `Link: <next page>; rel="next"` (the same filters, the next cursor, `since` as the time it stood for).',
-        querystring: ListQuery,
-      },
-    }, async (request, reply) => {
+  app.get('/sessions', { schema: LIST_SCHEMA }, async (request, reply) => {
     const q = request.query;
     await awaitPosition(runtime, ['sessions'], q.min_position, readWaitMs);
     const filter: SessionFilter = {

@@ -183,10 +183,11 @@ export class SqlEventStore implements EventStore {
     // below the bound, and as EXISTS the generic plan scanned the table (seconds a read). Prepared, with the limit
     // written into the text: as a parameter it made PostgreSQL's generic plan look costly (it guesses a tenth of
     // the table for an unknown limit), so it planned the statement again on every read (0.26 ms, profiled).
-    const page = await this.db.query<PageRow>(readPageSql(limit, 'column'), [String(after.tx), after.pos], PREPARED);
+    const params = [String(after.tx), after.pos];
+    const page = await this.db.query<PageRow>(readPageSql(limit, 'column'), params, PREPARED);
     // An empty page has no row to carry `pending`: ask again in the form that always has a row (a new snapshot,
     // so its page and pending are taken together, whatever it finds).
-    const { rows } = page.rows.length > 0 ? page : await this.db.query<PageRow>(readPageSql(limit, 'joined'), [String(after.tx), after.pos], PREPARED);
+    const { rows } = page.rows.length > 0 ? page : await this.db.query<PageRow>(readPageSql(limit, 'joined'), params, PREPARED);
     const events = rows[0]?.global_position == null ? [] : rows.map(toStored);
     return { events, pending: events.length < limit && rows[0]?.pending === true };
   }

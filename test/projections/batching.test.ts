@@ -3,7 +3,7 @@
 // the projection suites feed them). Checked for every projection on a generated log that holds every outcome
 // and blocker, reopened sessions and deleted ones, with batch sizes that cut sessions anywhere.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { START, type StoredEvent } from '../../src/commands/event-store.ts';
+import type { StoredEvent } from '../../src/commands/event-store.ts';
 import { deleteSession } from '../../src/commands/session.ts';
 import { loadConfig } from '../../src/config.ts';
 import { type Runtime, openRuntime } from '../../src/runtime.ts';
@@ -11,6 +11,7 @@ import { appendSessions } from '../../bench/append.ts';
 import { sessions } from '../../bench/generator.ts';
 import { Rng } from '../../bench/prng.ts';
 import { databases, type TestDb } from '../support/databases.ts';
+import { wholeLog } from '../support/log.ts';
 import { projectInBatches } from './feed.ts';
 
 const DAY = 86_400_000;
@@ -30,12 +31,7 @@ describe.each(databases)('batched application on $name', (database) => {
     for (const { stream_name } of started) {
       await deleteSession(runtime.commandDeps, stream_name.replace(/^session-/, ''), 'test', { actor: { role: 'operator', id: 'test' } });
     }
-    for (let after = START; ; ) {
-      const { events } = await runtime.store.readAll({ after, limit: 1_000 });
-      if (events.length === 0) break;
-      log = log.concat(events);
-      after = events[events.length - 1]!.checkpoint;
-    }
+    log = await wholeLog(runtime.store);
   }, 60_000);
   afterAll(async () => {
     await runtime?.close();

@@ -19,6 +19,7 @@ import {
 } from '../../src/projections/projector.ts';
 import { moveCheckpoint, readCheckpoint } from '../../src/projections/checkpoints.ts';
 import { databases, type TestDb } from '../support/databases.ts';
+import { wholeLog } from '../support/log.ts';
 
 const ev = (type: string, n = 0): NewEvent => ({ type, data: { n }, metadata: {} });
 
@@ -69,10 +70,7 @@ async function appendMany(store: EventStore, count: number): Promise<number> {
   return position;
 }
 
-async function allEvents(store: EventStore): Promise<StoredEvent[]> {
-  const { events } = await store.readAll({ after: START, limit: 100_000 });
-  return events;
-}
+const allEvents = (store: EventStore): Promise<StoredEvent[]> => wholeLog(store);
 
 async function rowsOf(db: Queryable, projection: TestProjection) {
   const { rows } = await db.query<{ position: number; stream: string; type: string }>(`SELECT position, stream, type FROM ${projection.rowsTable} ORDER BY position`);

@@ -15,7 +15,7 @@ import { decodeQmExec } from '../../src/adapters/ssh/qm.ts';
 import { commandLine, shellQuote } from '../../src/adapters/ssh/remote-command.ts';
 import { PidMarkerFilter, Tail } from '../../src/adapters/ssh/tail.ts';
 import { type ExecTarget, HostKeyMismatchError, type SshHost } from '../../src/commands/execution/executor.ts';
-import { type SshPeer, sshPeerKinds, startSshPeer } from '../support/ssh-peer.ts';
+import { type SshPeer, ed25519KeyPair, sshPeerKinds, startSshPeer } from '../support/ssh-peer.ts';
 
 /** Every character a shell treats specially, and a few it does not. */
 const NASTY = `it's a "b" $HOME \${x} $(id) \`id\` back\\slash \\n * ? [a] ~ ! # % & | ; < > ( ) { } '\\'' é\n\ttab line\n`;
@@ -164,7 +164,7 @@ describe.each(sshPeerKinds())('SshExecutor against %s', (kind) => {
 
     it('refuses another key than the pinned one and runs nothing', async () => {
       const marker = join(dir, 'must-not-exist');
-      const otherKey = utils.generateKeyPairSync('ed25519').public.split(' ').slice(0, 2).join(' ');
+      const otherKey = ed25519KeyPair().public.split(' ').slice(0, 2).join(' ');
       const pinnedElsewhere: SshHost = { ...host, hostKey: otherKey };
       for (const target of targetsOf(pinnedElsewhere)) {
         const attempt = executor.start(target, `touch ${marker}`, { hardLimitMs: 20_000 });
@@ -185,7 +185,7 @@ describe.each(sshPeerKinds())('SshExecutor against %s', (kind) => {
       const own = new SshExecutor({ privateKey: peer.privateKey });
       try {
         const first = await own.start({ kind: 'host', host: { ...host, hostKey: null } }, 'sleep 0.5', { hardLimitMs: 20_000 });
-        const otherKey = utils.generateKeyPairSync('ed25519').public;
+        const otherKey = ed25519KeyPair().public;
         await expect(own.start({ kind: 'host', host: { ...host, hostKey: otherKey } }, 'true', { hardLimitMs: 20_000 })).rejects.toBeInstanceOf(HostKeyMismatchError);
         await first.result;
       } finally {
@@ -333,7 +333,7 @@ describe('output tails', () => {
 
 describe('host key format', () => {
   it('formats and matches a key by its blob', () => {
-    const { public: publicKey } = utils.generateKeyPairSync('ed25519');
+    const { public: publicKey } = ed25519KeyPair();
     const parsed = utils.parseKey(publicKey);
     if (parsed instanceof Error) throw parsed;
     const blob = parsed.getPublicSSH();

@@ -1,6 +1,7 @@
 // Every event a session stream can hold, each with its zod schema and schema version. Events are facts in
 // the past tense; the read models and the deciders both parse them through these schemas.
 import { z } from 'zod';
+import { inPlaceParser } from '../in-place.ts';
 
 export const Outcome = z.enum(['success', 'partial', 'failed']);
 export type Outcome = z.infer<typeof Outcome>;
@@ -126,8 +127,15 @@ export function isSessionEventType(type: string): type is SessionEventType {
   return Object.hasOwn(sessionEventSchemas, type);
 }
 
-/** Parses a stored event back into the union; throws on an unknown type or a malformed payload. */
+const payloadParsers = Object.fromEntries(Object.entries(sessionEventSchemas).map(([type, schema]) => [type, inPlaceParser(schema)])) as {
+  [K in SessionEventType]: (data: unknown) => z.output<Schemas[K]>;
+};
+
+/**
+ * Parses a stored event back into the union; throws on an unknown type or a malformed payload. A payload that
+ * already is what its schema describes is returned as it is, not copied (so treat it as read-only).
+ */
 export function parseSessionEvent(type: string, data: unknown): SessionEvent {
   if (!isSessionEventType(type)) throw new Error(`unknown session event type ${type}`);
-  return { type, data: sessionEventSchemas[type].parse(data) } as SessionEvent;
+  return { type, data: payloadParsers[type](data) } as SessionEvent;
 }

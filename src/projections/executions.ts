@@ -15,7 +15,8 @@
 // memory and writes each changed row once: a handful of statements however many events it holds.
 import { z } from 'zod';
 import type { Queryable } from '../adapters/db/db.ts';
-import type { StoredEvent } from '../commands/event-store.ts';
+import type { ProjectedEvent } from '../commands/event-store.ts';
+import { inPlaceParser } from '../domain/in-place.ts';
 import { Actor, EventMetadata } from '../domain/messages.ts';
 import { type SessionEvent, Verdict } from '../domain/session/events.ts';
 import { RowSet, type TableShape } from './batch.ts';
@@ -24,7 +25,8 @@ import { isoOrNull, sessionEventsIn } from './rows.ts';
 
 const EXECUTIONS_VERSION = 1;
 
-const Meta = EventMetadata.pick({ occurred_at: true, actor: true });
+// What the rules read off an event's envelope; the rest of it passes unread (loose: checked without a copy).
+const parseMeta = inPlaceParser(EventMetadata.pick({ occurred_at: true, actor: true }).loose());
 
 // Rows as they travel as JSON: timestamps are ISO strings (the database parses and normalises them).
 type ExecutionRecord = {
@@ -92,9 +94,9 @@ interface Applied {
   readonly position: number;
 }
 
-function sessionEvents(events: readonly StoredEvent[]): Applied[] {
+function sessionEvents(events: readonly ProjectedEvent[]): Applied[] {
   return sessionEventsIn(events).map(({ sessionId, event, stored }) => {
-    const meta = Meta.parse(stored.metadata);
+    const meta = parseMeta(stored.metadata);
     return { sessionId, event, at: meta.occurred_at, actor: meta.actor, position: stored.position };
   });
 }

@@ -17,7 +17,7 @@
 // skipped, its rows deleted in one statement per table, and nothing of it is loaded.
 import { z } from 'zod';
 import type { Queryable } from '../adapters/db/db.ts';
-import type { StoredEvent } from '../commands/event-store.ts';
+import type { ProjectedEvent } from '../commands/event-store.ts';
 import { Outcome, type SessionEvent, StepStatus } from '../domain/session/events.ts';
 import { RowSet, type TableShape } from './batch.ts';
 import type { Projection } from './projection.ts';
@@ -51,7 +51,7 @@ const GOALS: TableShape<GoalRecord> = {
 interface Applied {
   readonly sessionId: string;
   readonly event: SessionEvent;
-  readonly stored: StoredEvent;
+  readonly stored: ProjectedEvent;
 }
 
 interface Batch {
@@ -61,7 +61,7 @@ interface Batch {
   readonly wiped: ReadonlySet<string>;
 }
 
-function sortOut(events: readonly StoredEvent[]): Batch {
+function sortOut(events: readonly ProjectedEvent[]): Batch {
   const parsed = sessionEventsIn(events);
   const lastDeletion = new Map<string, number>();
   parsed.forEach(({ sessionId, event }, i) => {
@@ -184,7 +184,7 @@ async function dropSessions(tx: Queryable, sessionIds: ReadonlySet<string>): Pro
   }
 }
 
-async function applyBatch(tx: Queryable, events: readonly StoredEvent[]): Promise<void> {
+async function applyBatch(tx: Queryable, events: readonly ProjectedEvent[]): Promise<void> {
   const batch = sortOut(events);
   const steps = new RowSet(STEPS);
   const goals = new RowSet(GOALS);

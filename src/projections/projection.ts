@@ -1,7 +1,7 @@
 // What a projection is: a named, versioned fold of events into tables it owns. The projector runs it,
 // commits its writes and its checkpoint in one transaction, and can rebuild it from the first event.
 import type { Queryable } from '../adapters/db/db.ts';
-import type { StoredEvent } from '../commands/event-store.ts';
+import type { ProjectedEvent } from '../commands/event-store.ts';
 
 export interface Projection {
   readonly name: string;
@@ -15,11 +15,11 @@ export interface Projection {
    * Applies a batch of events it handles, in log order, inside the projector's transaction. The rows must come
    * out the same whether the events arrive one per batch or all in one (test/projections/batching.test.ts).
    */
-  applyBatch(tx: Queryable, events: readonly StoredEvent[]): Promise<void>;
+  applyBatch(tx: Queryable, events: readonly ProjectedEvent[]): Promise<void>;
 }
 
 /** applyBatch for a projection that applies each event on its own (one or more statements per event). */
-export function eachEvent(apply: (tx: Queryable, event: StoredEvent) => Promise<void>): Projection['applyBatch'] {
+export function eachEvent(apply: (tx: Queryable, event: ProjectedEvent) => Promise<void>): Projection['applyBatch'] {
   return async (tx, events) => {
     for (const event of events) await apply(tx, event);
   };

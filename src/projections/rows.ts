@@ -1,5 +1,5 @@
 // Small helpers the read-model projections share for turning events into row values.
-import type { StoredEvent } from '../commands/event-store.ts';
+import type { ProjectedEvent } from '../commands/event-store.ts';
 import { EventMetadata } from '../domain/messages.ts';
 import { parseSessionEvent, type SessionEvent } from '../domain/session/events.ts';
 import { sessionIdOf } from '../domain/session/stream.ts';
@@ -7,15 +7,15 @@ import { sessionIdOf } from '../domain/session/stream.ts';
 const OccurredAt = EventMetadata.pick({ occurred_at: true });
 
 // Projections applied side by side (a live catch-up, a rebuild of several in one pass) are handed the same
-// StoredEvent objects: each session event's payload is parsed once for all of them, not once per projection
+// event objects: each session event's payload is parsed once for all of them, not once per projection
 // (three projections parsed every session event). The parse rides on the event under a symbol: a WeakMap cost
 // more in garbage collection than it saved (measured on a 1 M-event rebuild). Parsed values are shared, so
 // projections treat them as read-only, as they treat the events themselves.
 const PARSED = Symbol('parsed session event');
-type Parsed = StoredEvent & { [PARSED]?: SessionEvent };
+type Parsed = ProjectedEvent & { [PARSED]?: SessionEvent };
 
 /** When the event happened, from its metadata: read models never consult the clock. */
-export function occurredAt(event: StoredEvent): string {
+export function occurredAt(event: ProjectedEvent): string {
   // A UTC timestamp, as every appender writes it (validated then), is taken as it is; anything else meets the schema.
   const at = (event.metadata as { occurred_at?: unknown }).occurred_at;
   return typeof at === 'string' && ISO_UTC.test(at) ? at : OccurredAt.parse(event.metadata).occurred_at;
@@ -33,8 +33,8 @@ export function isoOrNull(date: Date | null): string | null {
 }
 
 /** The session events of a batch, parsed, in log order; events of other streams are left out. */
-export function sessionEventsIn(events: readonly StoredEvent[]): Array<{ sessionId: string; event: SessionEvent; stored: StoredEvent }> {
-  const out: Array<{ sessionId: string; event: SessionEvent; stored: StoredEvent }> = [];
+export function sessionEventsIn(events: readonly ProjectedEvent[]): Array<{ sessionId: string; event: SessionEvent; stored: ProjectedEvent }> {
+  const out: Array<{ sessionId: string; event: SessionEvent; stored: ProjectedEvent }> = [];
   for (const stored of events) {
     const sessionId = sessionIdOf(stored.streamName);
     if (sessionId === null) continue;

@@ -19,7 +19,7 @@
 // are folded into them in log order, and each changed row is written once (src/projections/batch.ts).
 import { z } from 'zod';
 import type { Queryable } from '../adapters/db/db.ts';
-import type { StoredEvent } from '../commands/event-store.ts';
+import type { ProjectedEvent } from '../commands/event-store.ts';
 import { BLOCKER_RULES_VERSION, type BlockerEvidence, deriveBlocker } from '../domain/session/blocker.ts';
 import { entitySlugsIn } from '../domain/session/entities.ts';
 import { Outcome, sessionEventSchemas, type SessionEvent, type TurnFailureReason } from '../domain/session/events.ts';
@@ -343,7 +343,7 @@ function setBlocker(row: SessionRow): void {
   row.blocker_evidence = derived.evidence;
 }
 
-async function applyBatch(tx: Queryable, stored: readonly StoredEvent[]): Promise<void> {
+async function applyBatch(tx: Queryable, stored: readonly ProjectedEvent[]): Promise<void> {
   const events = sessionEventsIn(stored);
   const batch = new SessionsBatch();
   await batch.load(tx, events);

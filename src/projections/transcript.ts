@@ -16,7 +16,7 @@
 // a call stored before the batch is an UPDATE, a no-op for an unknown call; so big results never travel back.
 import { z } from 'zod';
 import { PREPARED, type Queryable } from '../adapters/db/db.ts';
-import type { StoredEvent } from '../commands/event-store.ts';
+import type { ProjectedEvent } from '../commands/event-store.ts';
 import type { SessionEvent, SessionEventOf } from '../domain/session/events.ts';
 import type { Projection } from './projection.ts';
 import { isoOrNull, occurredAt, sessionEventsIn } from './rows.ts';
@@ -282,7 +282,7 @@ async function writeChanges(tx: Queryable, sessions: readonly SessionChanges[]):
   );
 }
 
-async function applyBatch(tx: Queryable, batch: readonly StoredEvent[]): Promise<void> {
+async function applyBatch(tx: Queryable, batch: readonly ProjectedEvent[]): Promise<void> {
   const events = sessionEventsIn(batch).map(({ sessionId, event, stored }) => ({ sessionId, event, at: occurredAt(stored), position: stored.position }));
   const sessions = fold(events, await loadStoredCalls(tx, events));
   // A statement of its own, and first: what a deleted session's later events create is written after it.

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db, Queryable } from '../../src/adapters/db/db.ts';
 import { postgresDb } from '../../src/adapters/db/postgres.ts';
 import { SqlEventStore } from '../../src/adapters/eventstore/sql.ts';
-import { type EventStore, type NewEvent, START, type StoredEvent } from '../../src/commands/event-store.ts';
+import { type EventStore, type NewEvent, type ProjectedEvent, START, type StoredEvent } from '../../src/commands/event-store.ts';
 import { eachEvent, type Projection } from '../../src/projections/projection.ts';
 import {
   ensureCheckpoint,
@@ -29,7 +29,7 @@ interface TestProjection extends Projection {
   /** Events to fail on, once each: the first apply of such an event throws. */
   failOnce: Set<number>;
   applied: number;
-  onApply?: (event: StoredEvent) => Promise<void>;
+  onApply?: (event: ProjectedEvent) => Promise<void>;
 }
 
 let tables = 0;
@@ -105,13 +105,14 @@ async function caughtUp(deps: ProjectorDeps, projection: Projection): Promise<bo
   return status?.lag === 0;
 }
 
-/** The real store with an action slipped in after each readAll returns: lets a test move a checkpoint between a batch's read and write. */
+/** The real store with an action slipped in after each projected read returns: lets a test move a checkpoint between a batch's read and write. */
 function interposed(store: EventStore, afterRead: () => Promise<void>): EventStore {
   return {
     append: (...args) => store.append(...args),
     readStream: (...args) => store.readStream(...args),
-    readAll: async (options) => {
-      const result = await store.readAll(options);
+    readAll: (...args) => store.readAll(...args),
+    readAllProjected: async (options) => {
+      const result = await store.readAllProjected(options);
       await afterRead();
       return result;
     },

@@ -18,9 +18,9 @@ describe.each(databases)('sharedReads on $name', (database) => {
     t = await database.open();
     store = new SqlEventStore(t.db);
     counted = Object.assign(Object.create(store) as SqlEventStore, { reads: 0 });
-    counted.readAll = (options) => {
+    counted.readAllProjected = (options) => {
       counted.reads++;
-      return store.readAll(options);
+      return store.readAllProjected(options);
     };
   });
 
@@ -34,7 +34,7 @@ describe.each(databases)('sharedReads on $name', (database) => {
     await store.append('shared-1', [ev('A'), ev('B')], { expectedVersion: 'no_stream' });
     const shared = sharedReads(counted);
     const before = counted.reads;
-    const pages = await Promise.all([1, 2, 3].map(() => shared.readAll({ after: from, limit: 10 })));
+    const pages = await Promise.all([1, 2, 3].map(() => shared.readAllProjected({ after: from, limit: 10 })));
     expect(counted.reads - before).toBe(1);
     for (const page of pages) expect(page.events.map((e) => e.type)).toEqual(['A', 'B']);
     expect(pages[1]).toBe(pages[0]);
@@ -45,16 +45,16 @@ describe.each(databases)('sharedReads on $name', (database) => {
     await store.append('shared-2', [ev('C')], { expectedVersion: 'no_stream' });
     const shared = sharedReads(counted);
     const before = counted.reads;
-    const [first, other] = await Promise.all([shared.readAll({ after: from, limit: 10 }), shared.readAll({ after: from, limit: 1 })]);
+    const [first, other] = await Promise.all([shared.readAllProjected({ after: from, limit: 10 }), shared.readAllProjected({ after: from, limit: 1 })]);
     expect(counted.reads - before).toBe(2);
     expect(first.events.map((e) => e.type)).toEqual(['C']);
     expect(other.events.map((e) => e.type)).toEqual(['C']);
 
     // The shared read has begun (its turn came): an event appended now is for a read of the next request's own.
-    const early = shared.readAll({ after: from, limit: 10 });
+    const early = shared.readAllProjected({ after: from, limit: 10 });
     await new Promise((resolve) => setImmediate(resolve));
     await store.append('shared-2', [ev('D')], { expectedVersion: 0 });
-    const late = shared.readAll({ after: from, limit: 10 });
+    const late = shared.readAllProjected({ after: from, limit: 10 });
     const [earlyPage, latePage] = await Promise.all([early, late]);
     expect(counted.reads - before).toBe(4);
     expect(latePage.events.map((e) => e.type)).toEqual(['C', 'D']);

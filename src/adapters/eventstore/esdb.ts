@@ -26,6 +26,8 @@ import {
   type EventStore,
   type ExpectedVersion,
   type NewEvent,
+  projected,
+  type ProjectedEvent,
   type ReadAllResult,
   START,
   type StoredEvent,
@@ -144,6 +146,12 @@ export class EsdbEventStore implements EventStore {
     }
     // $all is in commit order: nothing can appear behind what was read.
     return { events, pending: false };
+  }
+
+  async readAllProjected(options: { after: Checkpoint; limit: number }): Promise<ReadAllResult<ProjectedEvent>> {
+    // The server sends whole events; only the projection's share of each is kept.
+    const { events, pending } = await this.readAll(options);
+    return { events: events.map(projected), pending };
   }
 
   subscribe(options: { after: Checkpoint; batchSize?: number }): Observable<StoredEvent> {

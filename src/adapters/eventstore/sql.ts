@@ -12,6 +12,8 @@ import {
   type EventStore,
   type ExpectedVersion,
   type NewEvent,
+  PROJECTED_METADATA,
+  type ProjectedEvent,
   type ReadAllResult,
   START,
   type StoredEvent,
@@ -36,7 +38,12 @@ interface EventRow {
 const COLUMNS = `global_position, transaction_id::text AS tx, event_id::text AS event_id, stream_name, stream_position,
   type, data, metadata, to_char(recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS recorded_at`;
 
-type PageRow = EventRow & { pending: boolean; order_tx: string | null };
+// What a projected read selects (ProjectedEvent): the metadata cut down to the keys projections read.
+const PROJECTED_COLUMNS = `global_position, transaction_id::text AS tx, stream_name, type, data,
+  jsonb_build_object(${PROJECTED_METADATA.map((key) => `'${key}', metadata->'${key}'`).join(', ')}) AS metadata`;
+
+type ProjectedRow = Pick<EventRow, 'global_position' | 'tx' | 'stream_name' | 'type' | 'data' | 'metadata'>;
+type PageRow<R> = R & { pending: boolean; order_tx: string | null };
 
 /**
  * readAll's statement. `pending` is either a column of every row, read once (an uncorrelated subquery), with the
@@ -44,12 +51,12 @@ type PageRow = EventRow & { pending: boolean; order_tx: string | null };
  * carries it, which costs a sort of the page (a rebuild's 20 000-event page sorted on disk past work_mem: 40 of
  * 91 ms, profiled), hence only for empty pages.
  */
-function readPageSql(limit: number, pendingAs: 'column' | 'joined'): string {
+function readPageSql(columns: string, limit: number, pendingAs: 'column' | 'joined'): string {
   const pending = `(SELECT global_position FROM events
       WHERE (transaction_id, global_position) >
             (greatest($1::text::xid8, (SELECT b FROM bound)), CASE WHEN (SELECT b FROM bound) > $1::text::xid8 THEN -1 ELSE $2::bigint END)
       ORDER BY transaction_id, global_position LIMIT 1) IS NOT NULL`;
-  const page = `SELECT ${COLUMNS}, transaction_id AS order_tx FROM events
+  const page = `SELECT ${columns}, transaction_id AS order_tx FROM events
       WHERE (transaction_id, global_position) > ($1::text::xid8, $2::bigint) AND transaction_id < (SELECT b FROM bound)
       ORDER BY transaction_id, global_position
       LIMIT ${limit}`;
@@ -57,6 +64,17 @@ function readPageSql(limit: number, pendingAs: 'column' | 'joined'): string {
   return pendingAs === 'column'
     ? `${bound} SELECT ${pending} AS pending, page.* FROM (${page}) page ORDER BY page.order_tx, page.global_position`
     : `${bound} SELECT head.pending, page.* FROM (SELECT ${pending} AS pending) head LEFT JOIN LATERAL (${page}) page ON true ORDER BY page.order_tx, page.global_position`;
+}
+
+function toProjected(row: ProjectedRow): ProjectedEvent {
+  return {
+    streamName: row.stream_name,
+    position: Number(row.global_position),
+    checkpoint: { tx: Number(row.tx), pos: Number(row.global_position) },
+    type: row.type,
+    data: row.data,
+    metadata: row.metadata,
+  };
 }
 
 function toStored(row: EventRow): StoredEvent {
@@ -170,6 +188,18 @@ export class SqlEventStore implements EventStore {
   }
 
   async readAll(options: { after: Checkpoint; limit: number }): Promise<ReadAllResult> {
+    return this.readPage(COLUMNS, toStored, options);
+  }
+
+  async readAllProjected(options: { after: Checkpoint; limit: number }): Promise<ReadAllResult<ProjectedEvent>> {
+    return this.readPage(PROJECTED_COLUMNS, toProjected, options);
+  }
+
+  private async readPage<R extends ProjectedRow, E extends ProjectedEvent>(
+    columns: string,
+    toEvent: (row: R) => E,
+    options: { after: Checkpoint; limit: number },
+  ): Promise<ReadAllResult<E>> {
     const { after, limit } = options;
     if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`readAll: limit must be a positive integer, got ${limit}`);
     // One statement, one snapshot, one bound: the page is every visible event after `after` below the bound (up
@@ -184,11 +214,11 @@ export class SqlEventStore implements EventStore {
     // written into the text: as a parameter it made PostgreSQL's generic plan look costly (it guesses a tenth of
     // the table for an unknown limit), so it planned the statement again on every read (0.26 ms, profiled).
     const params = [String(after.tx), after.pos];
-    const page = await this.db.query<PageRow>(readPageSql(limit, 'column'), params, PREPARED);
+    const page = await this.db.query<PageRow<R>>(readPageSql(columns, limit, 'column'), params, PREPARED);
     // An empty page has no row to carry `pending`: ask again in the form that always has a row (a new snapshot,
     // so its page and pending are taken together, whatever it finds).
-    const { rows } = page.rows.length > 0 ? page : await this.db.query<PageRow>(readPageSql(limit, 'joined'), params, PREPARED);
-    const events = rows[0]?.global_position == null ? [] : rows.map(toStored);
+    const { rows } = page.rows.length > 0 ? page : await this.db.query<PageRow<R>>(readPageSql(columns, limit, 'joined'), params, PREPARED);
+    const events = rows[0]?.global_position == null ? [] : rows.map(toEvent);
     return { events, pending: events.length < limit && rows[0]?.pending === true };
   }
 

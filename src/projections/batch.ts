@@ -35,8 +35,9 @@ export class RowSet<R extends Row> {
 
   /**
    * One string per key, called for every get and put (a rebuild makes millions): a string key is itself, keys
-   * of several text columns are joined by NUL (which PostgreSQL text cannot hold), anything else is its JSON
-   * after a NUL. Each key column holds values of one type, so the three forms never meet.
+   * of several text or integer columns are their values joined by NUL (which PostgreSQL text cannot hold, and
+   * an integer's digits do not), anything else is its JSON after a NUL. Each key column holds values of one
+   * type, so the forms never meet.
    */
   private keyOf(row: Partial<R>): string {
     const { key } = this.shape;
@@ -47,8 +48,8 @@ export class RowSet<R extends Row> {
     let joined = '';
     for (let i = 0; i < key.length; i++) {
       const value = row[key[i]!];
-      if (typeof value !== 'string') return `\0${JSON.stringify(key.map((column) => row[column]))}`;
-      joined += i === 0 ? value : `\0${value}`;
+      if (typeof value !== 'string' && !Number.isSafeInteger(value)) return `\0${JSON.stringify(key.map((column) => row[column]))}`;
+      joined += i === 0 ? String(value) : `\0${String(value)}`;
     }
     return joined;
   }

@@ -104,9 +104,13 @@ function named(batch: Batch): { steps: StepKey[]; goals: GoalKey[] } {
   return { steps, goals };
 }
 
+/** The step's row is the batch's own (loaded or put by it), so it is changed where it is, not copied. */
 function setStatus(steps: RowSet<StepRecord>, key: StepKey, status: StepStatus, at: string): void {
   const step = steps.get(key);
-  if (step) steps.put({ ...step, status, updated_at: at });
+  if (!step) return;
+  step.status = status;
+  step.updated_at = at;
+  steps.put(step);
 }
 
 function closeGoal(goals: RowSet<GoalRecord>, key: GoalKey, closing: Pick<GoalRecord, 'status'> & Partial<Pick<GoalRecord, 'outcome' | 'summary'>>, at: string): void {

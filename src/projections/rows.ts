@@ -7,12 +7,20 @@ import { sessionIdOf } from '../domain/session/stream.ts';
 const OccurredAt = EventMetadata.pick({ occurred_at: true });
 
 // Projections applied side by side (a live catch-up, a rebuild of several in one pass) are handed the same
-// event objects: each session event's payload is parsed once for all of them, not once per projection
-// (three projections parsed every session event). The parse rides on the event under a symbol: a WeakMap cost
-// more in garbage collection than it saved (measured on a 1 M-event rebuild). Parsed values are shared, so
-// projections treat them as read-only, as they treat the events themselves.
-const PARSED = Symbol('parsed session event');
-type Parsed = ProjectedEvent & { [PARSED]?: SessionEvent };
+// event objects: each session event is parsed once for all of them, not once per projection (three projections
+// parsed every session event), and its entry (session id, parsed event, the event) is made once too. The entry
+// rides on the event under a symbol: a WeakMap cost more in garbage collection than it saved (measured on a 1 M-event
+// rebuild). Entries are shared, so projections treat them as read-only, as they treat the events themselves.
+const ENTRY = Symbol('session event entry');
+
+export interface SessionEventEntry {
+  readonly sessionId: string;
+  readonly event: SessionEvent;
+  readonly stored: ProjectedEvent;
+}
+
+/** null: the event is not a session event. */
+type WithEntry = ProjectedEvent & { [ENTRY]?: SessionEventEntry | null };
 
 /** When the event happened, from its metadata: read models never consult the clock. */
 export function occurredAt(event: ProjectedEvent): string {
@@ -33,13 +41,16 @@ export function isoOrNull(date: Date | null): string | null {
 }
 
 /** The session events of a batch, parsed, in log order; events of other streams are left out. */
-export function sessionEventsIn(events: readonly ProjectedEvent[]): Array<{ sessionId: string; event: SessionEvent; stored: ProjectedEvent }> {
-  const out: Array<{ sessionId: string; event: SessionEvent; stored: ProjectedEvent }> = [];
-  for (const stored of events) {
-    const sessionId = sessionIdOf(stored.streamName);
-    if (sessionId === null) continue;
-    const event = ((stored as Parsed)[PARSED] ??= parseSessionEvent(stored.type, stored.data));
-    out.push({ sessionId, event, stored });
+export function sessionEventsIn(events: readonly ProjectedEvent[]): SessionEventEntry[] {
+  const out: SessionEventEntry[] = [];
+  for (const stored of events as readonly WithEntry[]) {
+    let entry = stored[ENTRY];
+    if (entry === undefined) {
+      const sessionId = sessionIdOf(stored.streamName);
+      entry = sessionId === null ? null : { sessionId, event: parseSessionEvent(stored.type, stored.data), stored };
+      stored[ENTRY] = entry;
+    }
+    if (entry !== null) out.push(entry);
   }
   return out;
 }

@@ -8,13 +8,19 @@ const ENTITY_KEYS = ['target', 'targets', 'slug', 'from', 'to', 'about', 'entity
 const SLUG = /^[a-z][a-z0-9_-]*:[A-Za-z0-9._@-]+$/;
 
 export function entitySlugsIn(args: Record<string, unknown>): string[] {
-  const slugs = new Set<string>();
+  // Called for every tool call a projection replays: no allocation but the answer.
+  const slugs: string[] = [];
   for (const key of ENTITY_KEYS) {
     const value: unknown = args[key];
-    const candidates: readonly unknown[] = Array.isArray(value) ? value : [value];
-    for (const candidate of candidates) {
-      if (typeof candidate === 'string' && SLUG.test(candidate)) slugs.add(candidate);
+    if (Array.isArray(value)) {
+      for (const candidate of value as unknown[]) addSlug(slugs, candidate);
+    } else {
+      addSlug(slugs, value);
     }
   }
-  return [...slugs].sort();
+  return slugs.sort();
+}
+
+function addSlug(slugs: string[], candidate: unknown): void {
+  if (typeof candidate === 'string' && SLUG.test(candidate) && !slugs.includes(candidate)) slugs.push(candidate);
 }

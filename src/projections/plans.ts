@@ -18,10 +18,10 @@
 import { z } from 'zod';
 import type { Queryable } from '../adapters/db/db.ts';
 import type { ProjectedEvent } from '../commands/event-store.ts';
-import { Outcome, type SessionEvent, StepStatus } from '../domain/session/events.ts';
+import { Outcome, StepStatus } from '../domain/session/events.ts';
 import { RowSet, type TableShape } from './batch.ts';
 import type { Projection } from './projection.ts';
-import { isoOrNull, occurredAt, sessionEventsIn } from './rows.ts';
+import { isoOrNull, occurredAt, type SessionEventEntry, sessionEventsIn } from './rows.ts';
 
 const PLANS_VERSION = 1;
 
@@ -48,11 +48,7 @@ const GOALS: TableShape<GoalRecord> = {
   columns: ['session_id', 'goal_id', 'goal', 'status', 'outcome', 'summary', 'set_at', 'closed_at', 'event_position'],
 };
 
-interface Applied {
-  readonly sessionId: string;
-  readonly event: SessionEvent;
-  readonly stored: ProjectedEvent;
-}
+type Applied = SessionEventEntry;
 
 interface Batch {
   /** The events that shape the rows, in log order; of a session deleted in the batch, only those after its last deletion. */

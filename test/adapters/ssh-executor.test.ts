@@ -10,7 +10,7 @@ import { utils } from 'ssh2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SshExecutor } from '../../src/adapters/ssh/executor.ts';
 import { formatHostKey, matchesPinnedKey } from '../../src/adapters/ssh/host-key.ts';
-import { classifyTree, parseProcStat, processTree } from '../../src/adapters/ssh/process-tree.ts';
+import { classifyTree, confirmHung, parseProcStat, processTree } from '../../src/adapters/ssh/process-tree.ts';
 import { decodeQmExec } from '../../src/adapters/ssh/qm.ts';
 import { commandLine, shellQuote } from '../../src/adapters/ssh/remote-command.ts';
 import { PidMarkerFilter, Tail } from '../../src/adapters/ssh/tail.ts';
@@ -268,7 +268,12 @@ describe('process table', () => {
 
   it('parses pid, parent and state past a name with spaces and parentheses', () => {
     expect(rows).toHaveLength(9);
-    expect(rows.find((row) => row.pid === 502)).toEqual({ pid: 502, ppid: 501, state: 'D' });
+    expect(rows.find((row) => row.pid === 502)).toEqual({ pid: 502, ppid: 501, state: 'D', cpuTicks: null });
+  });
+
+  it('reads the CPU time (utime + stime) from a full line', () => {
+    const line = '4918 (cat) D 4913 4913 4278 0 -1 4194304 101 0 0 0 7 5 0 0 20 0 1 0 15638 3133440 411';
+    expect(parseProcStat(line)).toEqual([{ pid: 4918, ppid: 4913, state: 'D', cpuTicks: 12 }]);
   });
 
   it('walks the tree below the root', () => {
@@ -279,6 +284,29 @@ describe('process table', () => {
   it("says 'hung' when a descendant is in state D, not when some other process is", () => {
     expect(classifyTree(rows, 500)).toBe('hung');
     expect(classifyTree(rows, 503)).toBe('running');
+  });
+
+  describe('confirming a hang from a second table', () => {
+    const statLine = (pid: number, ppid: number, state: string, ticks: number) => `${pid} (sh) ${state} ${ppid} ${pid} ${pid} 0 -1 0 0 0 0 0 ${ticks} 0 0 0`;
+    const readings = (...lines: string[]) => parseProcStat(lines.join('\n'));
+
+    it("says 'hung' when the same process stays in D and spends no CPU time", () => {
+      const before = readings(statLine(500, 1, 'S', 3), statLine(502, 500, 'D', 40));
+      const after = readings(statLine(500, 1, 'S', 3), statLine(502, 500, 'D', 40));
+      expect(confirmHung(before, after, 500)).toBe('hung');
+    });
+
+    it("says 'running' for a moment's state D: gone from D, spending CPU, or another process in D", () => {
+      const before = readings(statLine(500, 1, 'D', 3));
+      expect(confirmHung(before, readings(statLine(500, 1, 'S', 3)), 500)).toBe('running');
+      expect(confirmHung(before, readings(statLine(500, 1, 'D', 9)), 500)).toBe('running');
+      expect(confirmHung(before, readings(statLine(500, 1, 'S', 3), statLine(510, 500, 'D', 0)), 500)).toBe('running');
+    });
+
+    it("says 'exited' when the tree is gone by the second table, and 'hung' when the lines carry no CPU time", () => {
+      expect(confirmHung(readings(statLine(500, 1, 'D', 3)), readings(statLine(1, 0, 'S', 0)), 500)).toBe('exited');
+      expect(confirmHung(rows, rows, 500)).toBe('hung');
+    });
   });
 
   it("says 'exited' when the root is gone or a zombie without living children", () => {

@@ -3,8 +3,8 @@
 //
 // Live handling per target kind:
 // - host, lxc: the wrapper reports the command's PID (in the container's PID namespace for lxc); probe() reads the
-//   process table there (through `pct exec` for lxc) and says 'hung' when any process of the command's tree is in
-//   state D; kill() stops then kills that tree, and the hard limit does the same.
+//   process table there (through `pct exec` for lxc) and says 'hung' when a process of the command's tree is in
+//   state D in two tables read a second apart, with no CPU time spent between them; kill() stops then kills that tree, and the hard limit does the same.
 // - vm: `qm guest exec` only reports when the command ended, so output() and idleMs() see nothing until then, and
 //   the guest's process table is not probed: probe() looks at the `qm` process on the host (running or exited,
 //   never 'hung' for what happens inside the guest). The hard limit is passed to qm as --timeout; when qm gives

@@ -3,7 +3,7 @@
 
 import type { ClientChannel } from 'ssh2';
 import type { ExecHandle, ExecResult, LiveState } from '../../commands/execution/executor.ts';
-import { classifyTree, parseProcStat, processTree } from './process-tree.ts';
+import { classifyTree, confirmHung, parseProcStat, processTree } from './process-tree.ts';
 import { decodeQmExec } from './qm.ts';
 import { guestKillLine, killLine, processTableLine, type RemoteTarget } from './remote-command.ts';
 import { PidMarkerFilter, Tail } from './tail.ts';
@@ -25,6 +25,8 @@ export interface HandleOptions {
 const EXIT_REPORT_GRACE_MS = 2000;
 /** How long probe and kill wait for the wrapper's PID line. */
 const PID_WAIT_MS = 2000;
+/** A tree seen in state D is read again this much later; only a process still in D, idle on the CPU, is hung. */
+const HUNG_CONFIRM_MS = 1000;
 /** Kill rounds: a process forked while the table was read is caught by the next round. */
 const KILL_ROUNDS = 3;
 /** However the host answers, a kill closes the channel after this long, so the result always settles. */
@@ -108,9 +110,15 @@ export class SshExecHandle implements ExecHandle {
   async probe(): Promise<LiveState> {
     const pid = await this.livePid();
     if (pid === null) return this.closed ? 'exited' : 'running';
-    const table = await this.options.runControl(processTableLine(this.options.target));
+    const first = parseProcStat(await this.options.runControl(processTableLine(this.options.target)));
     if (this.closed) return 'exited';
-    return classifyTree(parseProcStat(table), pid);
+    const glance = classifyTree(first, pid);
+    if (glance !== 'hung') return glance;
+    await Promise.race([this.closedPromise, delay(HUNG_CONFIRM_MS)]);
+    if (this.closed) return 'exited';
+    const second = parseProcStat(await this.options.runControl(processTableLine(this.options.target)));
+    if (this.closed) return 'exited';
+    return confirmHung(first, second, pid);
   }
 
   async kill(): Promise<void> {

@@ -40,7 +40,10 @@ export interface ExecHandle {
   output(): { stdout: string; stderr: string };
   /** Milliseconds since the command last printed anything (or since it started). */
   idleMs(): number;
-  /** Looks at the remote process: 'hung' when it (or a child) is in uninterruptible sleep (ps state D). */
+  /**
+   * Looks at the remote process: 'hung' when it (or a child) stays in uninterruptible sleep (ps state D) without
+   * running — seen twice a moment apart, not once (a moment's disk wait or vfork is state D too).
+   */
   probe(): Promise<LiveState>;
   /** Ends the remote process (and its children). */
   kill(): Promise<void>;

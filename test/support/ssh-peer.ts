@@ -76,7 +76,10 @@ async function startOpenSsh(): Promise<SshPeer> {
       'StrictModes no',
       'PrintMotd no',
       `PidFile ${join(dir, 'sshd.pid')}`,
-      `SetEnv "PATH=${PEER_PATH}"`,
+      // bash, root's login shell, sources $HOME/.bashrc for every command sshd runs: HOME is the peer's own
+      // directory, so the machine's rc files (a pyenv init on some images, ~0.5 s a command) do not slow each
+      // command, nor change PATH, in ways the tests cannot see.
+      `SetEnv "PATH=${PEER_PATH}" "HOME=${dir}"`,
       'MaxSessions 50',
       'MaxStartups 50',
       '',

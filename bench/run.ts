@@ -155,7 +155,10 @@ async function main(): Promise<void> {
       `- population: ${coverage}`,
       '- method: appends are SqlEventStore.append calls with the right expected version, one per command, no server running; the rest of the log is loaded one append per session (same events); rebuilds go through rebuildProjections (all in one pass) and rebuildProjection (each alone); `VACUUM ANALYZE` and `CHECKPOINT` after the load, before the HTTP figures; HTTP figures are against a spawned `nomos serve`, requests one at a time',
     ];
-    const table = renderTable(header, rows);
+    // The targets are set for the full scale (1 M events, 100 k sessions, an audit of 10 k).
+    const judged = scale.name === 'full';
+    if (!judged) header.push(`- targets: set for the full scale; at ${scale.name} scale the figures show that every measurement runs, and are not judged against them`);
+    const table = renderTable(header, rows, { judged });
     console.log(table);
     if (out !== null) {
       const notes = await readFile(NOTES, 'utf8').catch(() => '');

@@ -13,13 +13,18 @@ export const n = (value: number) => fmt.format(value).replaceAll(',', ' ');
 export const ms = (value: number) => `${value < 10 ? value.toFixed(2) : value.toFixed(0)} ms`;
 export const s = (value: number) => `${value.toFixed(1)} s`;
 
-export function renderTable(header: readonly string[], rows: readonly Row[]): string {
+/**
+ * `judged` false (a smaller scale than the targets are set for): the met column says so instead of ✅/❌, since a
+ * figure from a few thousand events says nothing about the target.
+ */
+export function renderTable(header: readonly string[], rows: readonly Row[], options: { judged: boolean }): string {
+  const met = (r: Row) => (r.target === null || r.met === undefined ? '—' : !options.judged ? 'not judged at this scale' : r.met ? '✅' : '❌');
   const lines = [
     ...header,
     '',
     '| metric | figure | target | met |',
     '|---|---|---|---|',
-    ...rows.map((r) => `| ${r.metric} | ${r.figure} | ${r.target ?? '—'} | ${r.target === null || r.met === undefined ? '—' : r.met ? '✅' : '❌'} |`),
+    ...rows.map((r) => `| ${r.metric} | ${r.figure} | ${r.target ?? '—'} | ${met(r)} |`),
   ];
   return `${lines.join('\n')}\n`;
 }

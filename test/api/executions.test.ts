@@ -176,7 +176,7 @@ describe.each(databases)('executions API on $name', (database) => {
   it('inspects one path on many targets in one call, as read-only executions', async () => {
     const res = await server.request('POST', `/sessions/${session}/commands`, { type: 'inspect_path', path: scratch, targets: ['host:peer', 'lxc:box'] }, agent);
     expect(res.status).toBe(200);
-    expect(res.body.rows.map((r: any) => [r.target, r.status])).toEqual([
+    expect(res.body.rows.map((r: any) => [r.target, r.status]), JSON.stringify(res.body)).toEqual([
       ['host:peer', 'succeeded'],
       ['lxc:box', 'succeeded'],
     ]);
@@ -192,7 +192,7 @@ describe.each(databases)('executions API on $name', (database) => {
     const destroyed = await run('host:peer', 'pct destroy 140');
     expect(destroyed.status).toBe('approval_required');
     const approved = await server.request('POST', `/approvals/${destroyed.approval_id}/approve`, undefined, operator);
-    expect(approved.body.execution.status).toBe('succeeded');
+    expect(approved.body.execution.status, JSON.stringify(approved.body)).toBe('succeeded');
     await until('lxc:typetype destroyed', async () => ((await server.request('GET', '/entities/lxc:typetype', undefined, auditor)).body.entity?.state === 'destroyed' ? true : undefined));
   });
 

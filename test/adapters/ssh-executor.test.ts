@@ -9,8 +9,10 @@ import { join } from 'node:path';
 import { utils } from 'ssh2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SshExecutor } from '../../src/adapters/ssh/executor.ts';
+import { SshExecHandle } from '../../src/adapters/ssh/handle.ts';
 import { formatHostKey, matchesPinnedKey } from '../../src/adapters/ssh/host-key.ts';
 import { classifyTree, confirmHung, parseProcStat, processTree } from '../../src/adapters/ssh/process-tree.ts';
+import { SshPool } from '../../src/adapters/ssh/pool.ts';
 import { decodeQmExec } from '../../src/adapters/ssh/qm.ts';
 import { commandLine, shellQuote } from '../../src/adapters/ssh/remote-command.ts';
 import { PidMarkerFilter, Tail } from '../../src/adapters/ssh/tail.ts';
@@ -153,6 +155,28 @@ describe.each(sshPeerKinds())('SshExecutor against %s', (kind) => {
     expect(handle.output().stdout).toBe('');
     expect(await handle.result).toMatchObject({ exitCode: 0, stdoutTail: 'done\n' });
     expect(await handle.probe()).toBe('exited');
+  });
+
+  it('keeps the exit status of a command that ended before its handle listened', async () => {
+    // On a busy machine the exec's success, the output, the exit status and the close can all be read from the
+    // socket in one go, and ssh2 emits 'exit' then, before the handle exists. Here the handle is made only after
+    // the exit report was parsed (a listener of the test's own sees it), with the output still unread.
+    const pool = new SshPool({ privateKey: peer.privateKey, connectTimeoutMs: 10_000, keepaliveIntervalMs: 15_000, keepaliveCountMax: 3, idleCloseMs: 60_000, maxChannelsPerConnection: 10 });
+    try {
+      for (const [command, ending] of [
+        ['echo out; exit 3', { exitCode: 3, signal: null }],
+        ['echo out; kill -KILL $$', { exitCode: null, signal: 'SIGKILL' }],
+      ] as const) {
+        const { channel, hostKey } = await pool.exec(host, commandLine({ kind: 'host' }, command, { qmTimeoutSeconds: 5 }));
+        let reported = false;
+        channel.once('exit', () => (reported = true));
+        await expect.poll(() => reported, { timeout: 10_000 }).toBe(true);
+        const handle = new SshExecHandle(channel, { target: { kind: 'host' }, hostKey, tailBytes: 1024, qmOutputLimitBytes: 1024, hardLimitMs: 20_000, runControl: () => Promise.reject(new Error('not used')) });
+        expect(await handle.result).toMatchObject({ ...ending, stdoutTail: 'out\n', timedOut: false });
+      }
+    } finally {
+      await pool.close();
+    }
   });
 
   describe('host keys', () => {

@@ -78,10 +78,12 @@ export class SshExecHandle implements ExecHandle {
 
     channel.on('data', (chunk: Buffer) => this.onStdout(chunk));
     channel.stderr.on('data', (chunk: Buffer) => this.stderrFilter.push(chunk));
-    channel.on('exit', (code: number | null, signal?: string) => {
-      this.ending = { exitCode: code ?? null, signal: signal === undefined ? null : signal.startsWith('SIG') ? signal : `SIG${signal}` };
-    });
-    channel.once('close', () => {
+    // The exit report is read from the close event, which ssh2 passes the same arguments as 'exit', and not from
+    // 'exit': that fires once, as the report is parsed, and a command that ended before its channel reached this
+    // handle (its output, exit status and close read from the socket in one go) has reported before anyone listened.
+    // 'close' waits until the output is read, so it always comes after these listeners.
+    channel.once('close', (...report: unknown[]) => {
+      this.ending = endingOf(report[0], report[1]);
       this.closed = true;
       this.stderrFilter.flush();
       onPid();
@@ -225,6 +227,13 @@ export class SshExecHandle implements ExecHandle {
       }
     }
   }
+}
+
+/** The exit report as the close event carries it: (code) or (null, signal name); nothing when none came. */
+function endingOf(code: unknown, signal: unknown): Ending | null {
+  if (typeof code === 'number') return { exitCode: code, signal: null };
+  if (code === null && typeof signal === 'string') return { exitCode: null, signal: signal.startsWith('SIG') ? signal : `SIG${signal}` };
+  return null;
 }
 
 function delay(ms: number): Promise<void> {

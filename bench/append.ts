@@ -1,7 +1,7 @@
 // Writers that append generated sessions to the event store. `perCommand` appends one batch per command, as
 // the command layer does (the throughput figure); otherwise each session's whole stream goes in one append
 // (only to load a large log quickly: same events, fewer transactions).
-import type { EventStore } from '../src/commands/event-store.ts';
+import type { EventStore } from '../src/ports/event-store.ts';
 import type { GeneratedSession } from './generator.ts';
 
 export interface AppendRun {

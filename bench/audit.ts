@@ -1,6 +1,6 @@
 // The session audit two ways, in the same run on the same sessions: through the read model (what `nomos audit`
 // does: GET /sessions pages, src/cli/audit.ts) and the old way (each session's transcript fetched and counted).
-import type { Db } from '../src/adapters/db/db.ts';
+import type { Db } from '../src/ports/db.ts';
 import { buildReport, type AuditSession } from '../src/cli/audit-report.ts';
 import { fetchSessions } from '../src/cli/audit.ts';
 import { getJson } from './latency.ts';

@@ -1,7 +1,7 @@
 // A fresh PostgreSQL database per bench run, migrated, and dropped again at the end (as test/support does).
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import type { Db } from '../src/adapters/db/db.ts';
+import type { Db } from '../src/ports/db.ts';
 import { migrate } from '../src/adapters/db/migrate.ts';
 import { postgresDb } from '../src/adapters/db/postgres.ts';
 

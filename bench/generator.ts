@@ -2,7 +2,7 @@
 // session decider (decide + evolve, as src/commands/session.ts runs it), so every event has exactly the shape
 // and metadata a command produces; the result is one batch of events per command, ready to append.
 import { createHash } from 'node:crypto';
-import type { NewEvent } from '../src/commands/event-store.ts';
+import type { NewEvent } from '../src/ports/event-store.ts';
 import { type Actor, type CommandMetadata, eventMetadata } from '../src/domain/messages.ts';
 import { classify, isKnownLong, normaliseCommand, RULES_VERSION } from '../src/domain/risk/index.ts';
 import type { ExecutionOutcome } from '../src/domain/session/commands.ts';

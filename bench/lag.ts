@@ -1,7 +1,7 @@
 // Projection lag under a steady append rate: for each append, the time from its commit until every live
 // projection (the server's projectors) has stored a checkpoint at or past it, polled every 2 ms.
-import type { Db } from '../src/adapters/db/db.ts';
-import { type Checkpoint, compareCheckpoints, ConcurrencyError, type EventStore, type NewEvent } from '../src/commands/event-store.ts';
+import type { Db } from '../src/ports/db.ts';
+import { type Checkpoint, compareCheckpoints, ConcurrencyError, type EventStore, type NewEvent } from '../src/ports/event-store.ts';
 import type { GeneratedSession } from './generator.ts';
 import { percentile } from './latency.ts';
 

@@ -3,7 +3,7 @@
 // Loads N generated events into a fresh database, rebuilds one projection through a Db that times every
 // statement, then appends with 32 writers through the same kind of Db; prints both profiles.
 import { parseArgs } from 'node:util';
-import type { Db, Queryable } from '../src/adapters/db/db.ts';
+import type { Db, Queryable } from '../src/ports/db.ts';
 import { SqlEventStore } from '../src/adapters/eventstore/sql.ts';
 import { rebuildProjection } from '../src/projections/projector.ts';
 import { projections } from '../src/runtime.ts';

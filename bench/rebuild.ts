@@ -1,7 +1,7 @@
 // Rebuilds every projection from the first event: all of them in one pass (rebuildProjections, what
 // `nomos projections rebuild` does), then each alone (rebuildProjection), each timed.
-import type { Db } from '../src/adapters/db/db.ts';
-import type { EventStore } from '../src/commands/event-store.ts';
+import type { Db } from '../src/ports/db.ts';
+import type { EventStore } from '../src/ports/event-store.ts';
 import type { Projection } from '../src/projections/projection.ts';
 import { rebuildProjection, rebuildProjections } from '../src/projections/projector.ts';
 

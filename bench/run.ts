@@ -7,7 +7,7 @@ import { cpus, totalmem } from 'node:os';
 import { readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import type { Db } from '../src/adapters/db/db.ts';
+import type { Db } from '../src/ports/db.ts';
 import { SqlEventStore } from '../src/adapters/eventstore/sql.ts';
 import { Projector } from '../src/projections/projector.ts';
 import { projections } from '../src/runtime.ts';

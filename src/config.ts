@@ -1,7 +1,7 @@
 // Configuration from the environment, parsed once at start; a bad value stops the start with a clear message.
 import { z } from 'zod';
 import { type ApiToken, parseTokens } from './api/auth.ts';
-import type { ExecutionSettings } from './commands/execution/service.ts';
+import type { ExecutionSettings } from './execution/service.ts';
 
 const Env = z.object({
   DATABASE_URL: z.string().min(1).optional(),

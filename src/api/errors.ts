@@ -2,7 +2,7 @@
 // Validation → 400 naming the field, unknown → 404, a refused rule or a lost race → 409, lag → 503.
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { ConcurrencyError } from '../commands/event-store.ts';
+import { ConcurrencyError } from '../ports/event-store.ts';
 import { NotFound, RuleViolation } from '../domain/messages.ts';
 import { InvalidCursorError } from '../projections/sessions.ts';
 

@@ -1,9 +1,9 @@
 // Server-Sent Events for chat clients: the raw event stream on a hijacked reply, and a session's turn events
 // on it — replayed after a position, then followed live with the turn's token deltas — for any route to reuse.
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { type ChatMessage, toChatMessage } from '../commands/agent/chat-messages.ts';
-import type { TurnBus } from '../commands/agent/turn-bus.ts';
-import type { EventStore } from '../commands/event-store.ts';
+import { type ChatMessage, toChatMessage } from '../agent/chat-messages.ts';
+import type { TurnBus } from '../agent/turn-bus.ts';
+import type { EventStore } from '../ports/event-store.ts';
 import { sessionStream } from '../domain/session/stream.ts';
 
 /** Proxies drop a connection that stays silent too long; a comment line every so often keeps it open. */

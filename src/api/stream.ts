@@ -2,7 +2,7 @@
 // saw (Last-Event-ID or ?after=N), live from now by default, optionally until the next turn is done.
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { TurnBus } from '../commands/agent/turn-bus.ts';
+import type { TurnBus } from '../agent/turn-bus.ts';
 import { sessionStream } from '../domain/session/stream.ts';
 import { HttpProblem } from './errors.ts';
 import { closeSseStreams, openSse, streamSession } from './sse.ts';

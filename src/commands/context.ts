@@ -1,8 +1,8 @@
 // What every command handler needs (the event store, the read models for replies, a clock, ids) and what
 // each command carries about its cause (who, on whose behalf, because of what).
-import type { Queryable } from '../adapters/db/db.ts';
+import type { Queryable } from '../ports/db.ts';
 import type { Actor, CommandMetadata } from '../domain/messages.ts';
-import type { EventStore } from './event-store.ts';
+import type { EventStore } from '../ports/event-store.ts';
 
 export interface CommandDeps {
   readonly store: EventStore;

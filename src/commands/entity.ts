@@ -16,8 +16,8 @@ import {
 } from '../domain/entity/events.ts';
 import { type Entity, type EntityState, evolve, initialEntityState } from '../domain/entity/state.ts';
 import { entityStream } from '../domain/entity/stream.ts';
-import type { EventStore } from './event-store.ts';
-import type { ExecTarget, SshHost } from './execution/executor.ts';
+import type { EventStore } from '../ports/event-store.ts';
+import type { ExecTarget, SshHost } from '../ports/executor.ts';
 import { type Decider, type Handled, handleCommand } from './handle.ts';
 import { KeyedLock } from './keyed-lock.ts';
 import { type CommandContext, type CommandDeps, commandMetadata } from './context.ts';

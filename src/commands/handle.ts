@@ -1,6 +1,6 @@
 // Command handling, the same for every aggregate: load the stream, fold it with evolve, decide, append with
 // the version that was read. A version conflict is retried (re-read, re-decide) only as often as asked.
-import { ConcurrencyError, type EventStore, type StoredEvent } from './event-store.ts';
+import { ConcurrencyError, type EventStore, type StoredEvent } from '../ports/event-store.ts';
 import type { CommandMetadata, EventMetadata } from '../domain/messages.ts';
 import { eventMetadata } from '../domain/messages.ts';
 

@@ -6,7 +6,7 @@
 // Rows travel as JSON both ways (to_jsonb out, jsonb_populate_recordset in): one parameter carries any number
 // of rows of any shape, the same SQL runs on PostgreSQL and PGlite, and timestamps, arrays and jsonb columns
 // round-trip exactly.
-import { PREPARED, type Queryable } from '../adapters/db/db.ts';
+import { PREPARED, type Queryable } from '../ports/db.ts';
 
 export interface TableShape<R> {
   readonly table: string;

@@ -1,7 +1,7 @@
 // The projection_checkpoints table: where each projection stands and under which version its rows were
 // written, plus the per-projection advisory lock that serialises every writer of those rows.
-import { type Db, PREPARED, type Queryable } from '../adapters/db/db.ts';
-import { type Checkpoint, START } from '../commands/event-store.ts';
+import { type Db, PREPARED, type Queryable } from '../ports/db.ts';
+import { type Checkpoint, START } from '../ports/event-store.ts';
 import type { Projection } from './projection.ts';
 
 export interface StoredCheckpoint {

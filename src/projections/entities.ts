@@ -9,7 +9,7 @@
 //   RelationshipCreated      an entity_relations row from the stream's entity
 // Each one moves updated_at.
 import { z } from 'zod';
-import type { Queryable } from '../adapters/db/db.ts';
+import type { Queryable } from '../ports/db.ts';
 import {
   Attributes,
   EntityLifecycle,

@@ -14,8 +14,8 @@
 // the row had. A batch loads the rows its events name (and a deleted session's), folds the events into them in
 // memory and writes each changed row once: a handful of statements however many events it holds.
 import { z } from 'zod';
-import type { Queryable } from '../adapters/db/db.ts';
-import type { ProjectedEvent } from '../commands/event-store.ts';
+import type { Queryable } from '../ports/db.ts';
+import type { ProjectedEvent } from '../ports/event-store.ts';
 import { inPlaceParser } from '../domain/in-place.ts';
 import { Actor, EventMetadata } from '../domain/messages.ts';
 import { type SessionEvent, Verdict } from '../domain/session/events.ts';

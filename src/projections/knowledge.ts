@@ -5,7 +5,7 @@
 //   KnowledgeUpdated   sets the fields that changed, and session_id
 // Each one moves updated_at and rewrites the search vector.
 import { z } from 'zod';
-import type { Queryable } from '../adapters/db/db.ts';
+import type { Queryable } from '../ports/db.ts';
 import { type KnowledgeEvent, KnowledgeKind, knowledgeEventSchemas, parseKnowledgeEvent } from '../domain/knowledge/events.ts';
 import { knowledgeIdOf } from '../domain/knowledge/stream.ts';
 import { eachEvent, type Projection } from './projection.ts';

@@ -3,7 +3,7 @@
 // dies its connection goes and so does the lock; another server takes the lease within `retryMs`.
 // The leader also runs the projection's rebuild when its version changed or a rebuild was left unfinished,
 // beside the live projector; a new leader resumes the rebuild where the old one stopped.
-import type { Lease } from '../adapters/db/db.ts';
+import type { Lease } from '../ports/db.ts';
 import type { Projection } from './projection.ts';
 import { needsRebuild, Projector, type ProjectorDeps, rebuildProjection, type RebuildResult } from './projector.ts';
 import { dropRetired } from './shadow.ts';

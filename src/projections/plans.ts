@@ -16,8 +16,8 @@
 // SessionDeleted: what came before only touched its own rows, which the deletion drops, so those events are
 // skipped, its rows deleted in one statement per table, and nothing of it is loaded.
 import { z } from 'zod';
-import type { Queryable } from '../adapters/db/db.ts';
-import type { ProjectedEvent } from '../commands/event-store.ts';
+import type { Queryable } from '../ports/db.ts';
+import type { ProjectedEvent } from '../ports/event-store.ts';
 import { Outcome, StepStatus } from '../domain/session/events.ts';
 import { RowSet, type TableShape } from './batch.ts';
 import type { Projection } from './projection.ts';

@@ -1,7 +1,7 @@
 // What a projection is: a named, versioned fold of events into tables it owns. The projector runs it,
 // commits its writes and its checkpoint in one transaction, and can rebuild it from the first event.
-import type { Queryable } from '../adapters/db/db.ts';
-import type { ProjectedEvent } from '../commands/event-store.ts';
+import type { Queryable } from '../ports/db.ts';
+import type { ProjectedEvent } from '../ports/event-store.ts';
 
 export interface Projection {
   readonly name: string;

@@ -1,8 +1,8 @@
 // Runs a projection: reads events after its stored checkpoint, applies them and moves the checkpoint in one
 // transaction, then follows the log live. Also rebuilds projections into shadow tables and swaps them in,
 // and answers how far each has got.
-import type { Db, Queryable } from '../adapters/db/db.ts';
-import { type Checkpoint, compareCheckpoints, type EventStore, type ProjectedEvent, type ReadAllResult } from '../commands/event-store.ts';
+import type { Db, Queryable } from '../ports/db.ts';
+import { type Checkpoint, compareCheckpoints, type EventStore, type ProjectedEvent, type ReadAllResult } from '../ports/event-store.ts';
 import { ensureCheckpoint, livePositionSql, lockProjection, moveCheckpoint, readCheckpoint, resetProjection, type StoredCheckpoint, writeCheckpoint } from './checkpoints.ts';
 import type { Projection } from './projection.ts';
 import { advanceRebuild, beginRebuild, dropRetired, enterShadow, indexShadow, lockRebuild, readRebuild, readRebuilds, swapShadow } from './shadow.ts';

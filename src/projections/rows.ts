@@ -1,5 +1,5 @@
 // Small helpers the read-model projections share for turning events into row values.
-import type { ProjectedEvent } from '../commands/event-store.ts';
+import type { ProjectedEvent } from '../ports/event-store.ts';
 import { EventMetadata } from '../domain/messages.ts';
 import { parseSessionEvent, type SessionEvent } from '../domain/session/events.ts';
 import { sessionIdOf } from '../domain/session/stream.ts';

@@ -18,8 +18,8 @@
 // A batch is applied in memory: the rows its events touch are loaded with one statement per table, the events
 // are folded into them in log order, and each changed row is written once (src/projections/batch.ts).
 import { z } from 'zod';
-import type { Queryable } from '../adapters/db/db.ts';
-import type { ProjectedEvent } from '../commands/event-store.ts';
+import type { Queryable } from '../ports/db.ts';
+import type { ProjectedEvent } from '../ports/event-store.ts';
 import { BLOCKER_RULES_VERSION, type BlockerEvidence, deriveBlocker } from '../domain/session/blocker.ts';
 import { entitySlugsIn } from '../domain/session/entities.ts';
 import { Outcome, sessionEventSchemas, type SessionEvent, type TurnFailureReason } from '../domain/session/events.ts';

@@ -3,8 +3,8 @@
 // there when that schema comes first on the search_path. Once the shadow has seen everything the live
 // tables have, one transaction moves the live tables out and the shadow ones in; the old ones are dropped
 // after it commits.
-import { type Db, PREPARED, type Queryable } from '../adapters/db/db.ts';
-import { type Checkpoint, compareCheckpoints, START } from '../commands/event-store.ts';
+import { type Db, PREPARED, type Queryable } from '../ports/db.ts';
+import { type Checkpoint, compareCheckpoints, START } from '../ports/event-store.ts';
 import { ASYNC_COMMIT, lockProjection, readCheckpoint, writeCheckpoint } from './checkpoints.ts';
 import type { Projection } from './projection.ts';
 

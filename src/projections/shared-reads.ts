@@ -2,7 +2,7 @@
 // caught up to the same checkpoint and a notification wakes them together. Each reading it for itself cost
 // one statement per projector per append, with the log's safe bound (a read of pg_locks, ~1 ms) in each;
 // through this store the reads they ask for in the same turn of the event loop are one.
-import type { Checkpoint, EventStore, ProjectedEvent, ReadAllResult } from '../commands/event-store.ts';
+import type { Checkpoint, EventStore, ProjectedEvent, ReadAllResult } from '../ports/event-store.ts';
 
 /**
  * `store` with readAllProjected (what projectors read) shared between callers asking for the same page (same

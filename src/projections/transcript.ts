@@ -15,8 +15,8 @@
 // the batch follows from what the batch does to it (insert if absent, or upsert its text), and a completion of
 // a call stored before the batch is an UPDATE, a no-op for an unknown call; so big results never travel back.
 import { z } from 'zod';
-import { PREPARED, type Queryable } from '../adapters/db/db.ts';
-import type { ProjectedEvent } from '../commands/event-store.ts';
+import { PREPARED, type Queryable } from '../ports/db.ts';
+import type { ProjectedEvent } from '../ports/event-store.ts';
 import type { SessionEvent, SessionEventOf } from '../domain/session/events.ts';
 import type { Projection } from './projection.ts';
 import { isoOrNull, occurredAt, sessionEventsIn } from './rows.ts';

@@ -10,7 +10,7 @@ import {
   type EventStore,
   type NewEvent,
   type StoredEvent,
-} from '../../src/commands/event-store.ts';
+} from '../../src/ports/event-store.ts';
 import { sessionStream } from '../../src/domain/session/stream.ts';
 
 export interface OpenedEventStore {

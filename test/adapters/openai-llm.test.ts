@@ -3,7 +3,7 @@
 
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { OpenAiLlm } from '../../src/adapters/llm/openai.ts';
-import { type LlmCompletion, type LlmMessage, LlmProviderError, type LlmToolDef } from '../../src/commands/agent/llm.ts';
+import { type LlmCompletion, type LlmMessage, LlmProviderError, type LlmToolDef } from '../../src/ports/llm.ts';
 import { type FakeOpenAi, startFakeOpenAi } from '../support/fake-openai.ts';
 
 const USER: LlmMessage[] = [{ role: 'user', content: 'How are the hosts?' }];

@@ -1,7 +1,7 @@
 // Statements prepared once per connection (QueryOptions.prepare) follow a changed search_path, as projection SQL
 // needs when a rebuild points it at its shadow tables: PostgreSQL analyses and plans them again.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PREPARED } from '../../src/adapters/db/db.ts';
+import { PREPARED } from '../../src/ports/db.ts';
 import { databases, type TestDb } from '../support/databases.ts';
 
 describe.each(databases)('prepared statements on $name', (database) => {

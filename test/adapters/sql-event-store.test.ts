@@ -1,9 +1,9 @@
 // SqlEventStore on PGlite and PostgreSQL: the shared contract, the append-only trigger, and the reason the
 // store reads in transaction order: a transaction that commits late must not be skipped by a live subscriber.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Db } from '../../src/adapters/db/db.ts';
+import type { Db } from '../../src/ports/db.ts';
 import { SqlEventStore } from '../../src/adapters/eventstore/sql.ts';
-import type { StoredEvent } from '../../src/commands/event-store.ts';
+import type { StoredEvent } from '../../src/ports/event-store.ts';
 import { databases, type TestDb } from '../support/databases.ts';
 import { eventStoreContract, newStream, waitFor } from './event-store.contract.ts';
 

@@ -16,7 +16,7 @@ import { SshPool } from '../../src/adapters/ssh/pool.ts';
 import { decodeQmExec } from '../../src/adapters/ssh/qm.ts';
 import { commandLine, shellQuote } from '../../src/adapters/ssh/remote-command.ts';
 import { PidMarkerFilter, Tail } from '../../src/adapters/ssh/tail.ts';
-import { type ExecTarget, HostKeyMismatchError, type SshHost } from '../../src/commands/execution/executor.ts';
+import { type ExecTarget, HostKeyMismatchError, type SshHost } from '../../src/ports/executor.ts';
 import { type SshPeer, ed25519KeyPair, sshPeerKinds, startSshPeer } from '../support/ssh-peer.ts';
 
 /** Every character a shell treats specially, and a few it does not. */

@@ -6,7 +6,7 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseTokens } from '../../src/api/auth.ts';
 import { SshExecutor } from '../../src/adapters/ssh/executor.ts';
-import { bindingOf, commandHashOf } from '../../src/commands/execution/service.ts';
+import { bindingOf, commandHashOf } from '../../src/execution/service.ts';
 import { runSessionCommand } from '../../src/commands/session.ts';
 import { classify, RULES_VERSION } from '../../src/domain/risk/index.ts';
 import { databases } from '../support/databases.ts';
@@ -245,7 +245,7 @@ describe.each(databases)('approval expiry and the hard limit on $name', (databas
     // What a server that died mid-run leaves behind: requested and started, never finished.
     await runSessionCommand(longAgo, session, {
       type: 'request_execution', execution_id: executionId, target: 'host:peer', command, verdict: classify(command), rules_version: String(RULES_VERSION),
-      command_hash: commandHashOf('host:peer', command), binding: bindingOf(command, target), known_long: false, approval_ttl_ms: 60_000,
+      command_hash: commandHashOf(target, command), binding: bindingOf(command, target), known_long: false, approval_ttl_ms: 60_000,
     }, ctx);
     await runSessionCommand(longAgo, session, { type: 'start_execution', execution_id: executionId, binding: bindingOf(command, target) }, ctx);
     const blocked = (await server.request('POST', `/sessions/${session}/commands`, { type: 'run', target: 'host:peer', command })).body;

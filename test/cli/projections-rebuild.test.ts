@@ -5,7 +5,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Db } from '../../src/adapters/db/db.ts';
+import type { Db } from '../../src/ports/db.ts';
 import { SqlEventStore } from '../../src/adapters/eventstore/sql.ts';
 import { Projector, projectionStatus } from '../../src/projections/projector.ts';
 import { sessionsProjection } from '../../src/projections/sessions.ts';

@@ -1,8 +1,8 @@
 // The chat client's view of a session: which stored events become which messages, with exactly the fields the
 // client reads and the event's global position as id; everything else is not shown.
 import { describe, expect, it } from 'vitest';
-import { toChatMessage } from '../../src/commands/agent/chat-messages.ts';
-import type { StoredEvent } from '../../src/commands/event-store.ts';
+import { toChatMessage } from '../../src/agent/chat-messages.ts';
+import type { StoredEvent } from '../../src/ports/event-store.ts';
 
 const SESSION = '0b7c6a1e-3f0e-4d8e-9a51-2f7f3c1f2a10';
 

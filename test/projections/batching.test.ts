@@ -3,7 +3,7 @@
 // the projection suites feed them). Checked for every projection on a generated log that holds every outcome
 // and blocker, reopened sessions and deleted ones, with batch sizes that cut sessions anywhere.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { StoredEvent } from '../../src/commands/event-store.ts';
+import type { StoredEvent } from '../../src/ports/event-store.ts';
 import { deleteSession } from '../../src/commands/session.ts';
 import { loadConfig } from '../../src/config.ts';
 import { type Runtime, openRuntime } from '../../src/runtime.ts';

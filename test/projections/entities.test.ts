@@ -2,8 +2,8 @@
 // times from the events), the list's filters, and a host read with its guests.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Db } from '../../src/adapters/db/db.ts';
-import type { StoredEvent } from '../../src/commands/event-store.ts';
+import type { Db } from '../../src/ports/db.ts';
+import type { StoredEvent } from '../../src/ports/event-store.ts';
 import { type EntityEventOf, type EntityEventType, parseEntityEvent } from '../../src/domain/entity/events.ts';
 import { entityStream } from '../../src/domain/entity/stream.ts';
 import { entitiesProjection, getEntity, getRelations, listEntities } from '../../src/projections/entities.ts';

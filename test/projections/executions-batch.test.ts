@@ -4,8 +4,8 @@
 // overwrite outcomes, and a session deleted mid-batch and then written again.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Db } from '../../src/adapters/db/db.ts';
-import type { StoredEvent } from '../../src/commands/event-store.ts';
+import type { Db } from '../../src/ports/db.ts';
+import type { StoredEvent } from '../../src/ports/event-store.ts';
 import { executionsProjection, getApproval, getExecution, listSessionExecutions } from '../../src/projections/executions.ts';
 import { databases, type TestDb } from '../support/databases.ts';
 import { projectInBatches, SessionFeed } from './feed.ts';

@@ -2,8 +2,8 @@
 // metadata with occurred_at, increasing positions), and applies them as the projector would: one
 // transaction per event, only the types the projection handles.
 import { randomUUID } from 'node:crypto';
-import type { Db } from '../../src/adapters/db/db.ts';
-import type { StoredEvent } from '../../src/commands/event-store.ts';
+import type { Db } from '../../src/ports/db.ts';
+import type { StoredEvent } from '../../src/ports/event-store.ts';
 import { parseSessionEvent, type SessionEventOf, type SessionEventType } from '../../src/domain/session/events.ts';
 import { sessionStream } from '../../src/domain/session/stream.ts';
 import type { Projection } from '../../src/projections/projection.ts';

@@ -3,8 +3,8 @@
 // entity with runbooks first; and upsert_knowledge through the command layer: one item per kind and title.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Db } from '../../src/adapters/db/db.ts';
-import type { StoredEvent } from '../../src/commands/event-store.ts';
+import type { Db } from '../../src/ports/db.ts';
+import type { StoredEvent } from '../../src/ports/event-store.ts';
 import { knowledgeId, upsertKnowledge } from '../../src/commands/knowledge.ts';
 import { loadConfig } from '../../src/config.ts';
 import { type KnowledgeEventOf, type KnowledgeEventType, parseKnowledgeEvent } from '../../src/domain/knowledge/events.ts';

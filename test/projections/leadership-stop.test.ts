@@ -2,7 +2,7 @@
 // leave the loop leading with nobody to wake it (a server's shutdown waited forever; seen once in the full suite
 // as a stream test's server that never closed).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Db, Lease } from '../../src/adapters/db/db.ts';
+import type { Db, Lease } from '../../src/ports/db.ts';
 import { SqlEventStore } from '../../src/adapters/eventstore/sql.ts';
 import { LedProjector } from '../../src/projections/leadership.ts';
 import { sessionsProjection } from '../../src/projections/sessions.ts';

@@ -2,7 +2,7 @@
 // of a multi-goal session with its own outcome.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Db } from '../../src/adapters/db/db.ts';
+import type { Db } from '../../src/ports/db.ts';
 import { getPlan, plansProjection } from '../../src/projections/plans.ts';
 import { databases, type TestDb } from '../support/databases.ts';
 import { applyEvents, SessionFeed } from './feed.ts';

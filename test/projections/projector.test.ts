@@ -2,10 +2,10 @@
 // whether caught up in batches, followed live, resumed after a failure, raced, reset or rebuilt.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Db, Queryable } from '../../src/adapters/db/db.ts';
+import type { Db, Queryable } from '../../src/ports/db.ts';
 import { postgresDb } from '../../src/adapters/db/postgres.ts';
 import { SqlEventStore } from '../../src/adapters/eventstore/sql.ts';
-import { type EventStore, type NewEvent, type ProjectedEvent, START, type StoredEvent } from '../../src/commands/event-store.ts';
+import { type EventStore, type NewEvent, type ProjectedEvent, START, type StoredEvent } from '../../src/ports/event-store.ts';
 import { eachEvent, type Projection } from '../../src/projections/projection.ts';
 import {
   ensureCheckpoint,

@@ -1,6 +1,6 @@
 // Rebuilding replays every event into fresh tables: the rebuilt rows must equal the rows built live.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Db } from '../../src/adapters/db/db.ts';
+import type { Db } from '../../src/ports/db.ts';
 import { executeSessionCommand, startSession, deleteSession } from '../../src/commands/session.ts';
 import type { SessionCommand } from '../../src/domain/session/commands.ts';
 import { loadConfig } from '../../src/config.ts';

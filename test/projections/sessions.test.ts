@@ -4,9 +4,9 @@
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Db } from '../../src/adapters/db/db.ts';
+import type { Db } from '../../src/ports/db.ts';
 import { MIGRATIONS_DIR } from '../../src/adapters/db/migrate.ts';
-import type { StoredEvent } from '../../src/commands/event-store.ts';
+import type { StoredEvent } from '../../src/ports/event-store.ts';
 import {
   getSession,
   InvalidCursorError,

@@ -6,7 +6,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/api/app.ts';
-import type { Db } from '../../src/adapters/db/db.ts';
+import type { Db } from '../../src/ports/db.ts';
 import { executeSessionCommand, startSession } from '../../src/commands/session.ts';
 import type { SessionCommand } from '../../src/domain/session/commands.ts';
 import { loadConfig } from '../../src/config.ts';

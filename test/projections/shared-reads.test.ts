@@ -2,7 +2,7 @@
 // make one read, and none of them is ever handed a read that began before it asked.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqlEventStore } from '../../src/adapters/eventstore/sql.ts';
-import type { EventStore, NewEvent } from '../../src/commands/event-store.ts';
+import type { EventStore, NewEvent } from '../../src/ports/event-store.ts';
 import { sharedReads } from '../../src/projections/shared-reads.ts';
 import { databases, type TestDb } from '../support/databases.ts';
 

@@ -4,8 +4,8 @@
 // give the same rows, and those rows are spelled out.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Db } from '../../src/adapters/db/db.ts';
-import type { StoredEvent } from '../../src/commands/event-store.ts';
+import type { Db } from '../../src/ports/db.ts';
+import type { StoredEvent } from '../../src/ports/event-store.ts';
 import { getMessages, getToolCalls, transcriptProjection } from '../../src/projections/transcript.ts';
 import { databases, type TestDb } from '../support/databases.ts';
 import { SessionFeed } from './feed.ts';

@@ -3,7 +3,7 @@
 // list with status and duration.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Db } from '../../src/adapters/db/db.ts';
+import type { Db } from '../../src/ports/db.ts';
 import { getSession, sessionsProjection } from '../../src/projections/sessions.ts';
 import { getMessages, getToolCalls, transcriptProjection } from '../../src/projections/transcript.ts';
 import { databases, type TestDb } from '../support/databases.ts';

@@ -3,7 +3,7 @@
 // is dropped again on close), so suites never see each other's events.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import type { Db } from '../../src/adapters/db/db.ts';
+import type { Db } from '../../src/ports/db.ts';
 import { migrate } from '../../src/adapters/db/migrate.ts';
 import { pgliteDb } from '../../src/adapters/db/pglite.ts';
 import { postgresDb } from '../../src/adapters/db/postgres.ts';

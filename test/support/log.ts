@@ -2,7 +2,7 @@
 // and nothing is pending. An event whose transaction id is above one still in progress at the read (in any
 // database of the cluster, e.g. another test file's) is held back and reported as pending; one read that ignored
 // `pending` saw a shorter log than the projectors did, now and then, in CI.
-import { START, type EventStore, type StoredEvent } from '../../src/commands/event-store.ts';
+import { START, type EventStore, type StoredEvent } from '../../src/ports/event-store.ts';
 
 export async function wholeLog(store: EventStore, options: { pageSize?: number; timeoutMs?: number } = {}): Promise<StoredEvent[]> {
   const pageSize = options.pageSize ?? 1_000;

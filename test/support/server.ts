@@ -3,8 +3,8 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/api/app.ts';
 import type { ApiToken } from '../../src/api/auth.ts';
-import type { Executor } from '../../src/commands/execution/executor.ts';
-import type { ExecutionSettings } from '../../src/commands/execution/service.ts';
+import type { Executor } from '../../src/ports/executor.ts';
+import type { ExecutionSettings } from '../../src/execution/service.ts';
 import { loadConfig } from '../../src/config.ts';
 import { type Runtime, openRuntime } from '../../src/runtime.ts';
 import type { TestDatabase, TestDb } from './databases.ts';

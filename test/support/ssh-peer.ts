@@ -8,7 +8,7 @@ import { createServer, connect } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { Server, utils, type Connection, type ServerChannel } from 'ssh2';
-import type { SshHost } from '../../src/commands/execution/executor.ts';
+import type { SshHost } from '../../src/ports/executor.ts';
 
 export type SshPeerKind = 'openssh' | 'ssh2';
 

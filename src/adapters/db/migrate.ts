@@ -2,7 +2,7 @@
 // Safe to run twice and from several processes at once (an advisory lock serialises them).
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import type { Db } from './db.ts';
+import type { Db } from '../../ports/db.ts';
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../../migrations/', import.meta.url));
 const LOCK_KEY = 7_326_001; // arbitrary, fixed: "nomos migrations"

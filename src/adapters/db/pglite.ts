@@ -1,7 +1,7 @@
 // Db over PGlite, PostgreSQL compiled to WebAssembly and run in-process: the embedded default, with its
 // data in a directory (or in memory when none is given). One connection, so statements are serialised.
 import { PGlite } from '@electric-sql/pglite';
-import type { Db, Queryable } from './db.ts';
+import type { Db, Queryable } from '../../ports/db.ts';
 
 export async function pgliteDb(dataDir?: string): Promise<Db> {
   const pg = dataDir === undefined ? new PGlite() : new PGlite(dataDir);

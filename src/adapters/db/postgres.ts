@@ -1,7 +1,7 @@
 // Db over a node-postgres pool. LISTEN holds one dedicated client per channel.
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import type { Db, Queryable, QueryOptions } from './db.ts';
+import type { Db, Queryable, QueryOptions } from '../../ports/db.ts';
 
 // BIGINT and NUMERIC come back as strings by default; positions fit in a JS number for any real history.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));

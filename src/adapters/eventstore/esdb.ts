@@ -31,7 +31,7 @@ import {
   type ReadAllResult,
   START,
   type StoredEvent,
-} from '../../commands/event-store.ts';
+} from '../../ports/event-store.ts';
 
 /** The streams this system writes; $all also holds EventStoreDB's own streams, which readers must not see. */
 const STREAM_PREFIXES = ['session-', 'entity-', 'knowledge-'] as const;

@@ -4,7 +4,7 @@
 // NOTIFY, sent after the commit, wakes subscribers.
 import { randomUUID } from 'node:crypto';
 import { Observable, Subject } from 'rxjs';
-import { type Db, PREPARED } from '../db/db.ts';
+import { type Db, PREPARED } from '../../ports/db.ts';
 import {
   type AppendResult,
   type Checkpoint,
@@ -17,7 +17,7 @@ import {
   type ReadAllResult,
   START,
   type StoredEvent,
-} from '../../commands/event-store.ts';
+} from '../../ports/event-store.ts';
 
 export const EVENTS_CHANNEL = 'nomos_events';
 

@@ -1,6 +1,6 @@
 // http_get for the agent: one GET with a bounded time, a bounded body, and at most 8 KiB of readable text
 // back — scripts, styles and markup stripped — so a web page costs the model little and runs nothing.
-import type { WebReader } from '../../commands/agent/tools.ts';
+import type { WebReader } from '../../ports/web.ts';
 
 const MAX_TEXT = 8 * 1024;
 const MAX_BODY = 2 * 1024 * 1024;

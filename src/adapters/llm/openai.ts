@@ -15,7 +15,7 @@ import {
   type LlmRequest,
   type LlmToolCall,
   type LlmToolDef,
-} from '../../commands/agent/llm.ts';
+} from '../../ports/llm.ts';
 
 export interface OpenAiLlmOptions {
   readonly apiKey: string;

@@ -11,7 +11,7 @@
 //   up it reports the guest PID, which is then killed (with its process group if it leads one) through the guest
 //   agent. kill() before that ends only the host's qm process; the guest command runs on.
 
-import type { ExecHandle, ExecTarget, Executor } from '../../commands/execution/executor.ts';
+import type { ExecHandle, ExecTarget, Executor } from '../../ports/executor.ts';
 import { SshExecHandle } from './handle.ts';
 import { SshPool } from './pool.ts';
 import { commandLine, type RemoteTarget } from './remote-command.ts';

@@ -2,7 +2,7 @@
 // look at that PID through further exec channels on the same host.
 
 import type { ClientChannel } from 'ssh2';
-import type { ExecHandle, ExecResult, LiveState } from '../../commands/execution/executor.ts';
+import type { ExecHandle, ExecResult, LiveState } from '../../ports/executor.ts';
 import { classifyTree, confirmHung, parseProcStat, processTree } from './process-tree.ts';
 import { decodeQmExec } from './qm.ts';
 import { guestKillLine, killLine, processTableLine, type RemoteTarget } from './remote-command.ts';

@@ -3,7 +3,7 @@
 // so re-pinning a host never reuses a connection that was accepted under the old pin.
 
 import { Client, type ClientChannel } from 'ssh2';
-import { ExecutorConnectError, HostKeyMismatchError, type SshHost } from '../../commands/execution/executor.ts';
+import { ExecutorConnectError, HostKeyMismatchError, type SshHost } from '../../ports/executor.ts';
 import { formatHostKey, matchesPinnedKey } from './host-key.ts';
 
 export interface PoolOptions {

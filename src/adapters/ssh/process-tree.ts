@@ -5,7 +5,7 @@
 // a disk sits in D for a moment at a time. 'hung' therefore takes two tables read apart (confirmHung): the same
 // process in D in both, with no CPU time spent between them.
 
-import type { LiveState } from '../../commands/execution/executor.ts';
+import type { LiveState } from '../../ports/executor.ts';
 
 export interface ProcessRow {
   readonly pid: number;

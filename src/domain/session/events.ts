@@ -24,7 +24,8 @@ export type RiskClass = z.infer<typeof RiskClass>;
 export const Verdict = z.object({ risk_class: RiskClass, reason: z.string(), rule: z.string(), inner_commands: z.array(z.string()) });
 export type Verdict = z.infer<typeof Verdict>;
 
-export const RefusalReason = z.enum(['retry_cap', 'already_running', 'host_key_mismatch', 'binding_mismatch', 'unreachable']);
+/** lost: approved, but the server that was to start it stopped first, and the approval's window had passed when another server found it. */
+export const RefusalReason = z.enum(['retry_cap', 'already_running', 'host_key_mismatch', 'binding_mismatch', 'unreachable', 'lost']);
 export type RefusalReason = z.infer<typeof RefusalReason>;
 
 const Tails = { stdout_tail: z.string(), stderr_tail: z.string(), duration_ms: z.number().int().nonnegative() };
@@ -109,7 +110,11 @@ export const sessionEventSchemas = {
   /** Someone asked the running turn to stop; the agent stops between tool calls. */
   TurnCancelRequested: z.object({ turn_id: id }),
   /** The turn is over; a chat stream ends with it (SSE `done`). */
-  TurnEnded: z.object({ turn_id: id, status: z.enum(['completed', 'failed', 'cancelled']), model_calls: z.number().int().nonnegative() }),
+  /**
+   * seen_version: the stream version the turn's last model call was given (absent in events written before
+   * it was recorded): an execution's end after it was not seen by the agent, which then carries on.
+   */
+  TurnEnded: z.object({ turn_id: id, status: z.enum(['completed', 'failed', 'cancelled']), model_calls: z.number().int().nonnegative(), seen_version: z.number().int().min(-1).optional() }),
   /** A turn ended without a usable answer. */
   TurnFailed: z.object({ reason: TurnFailureReason, detail: z.string() }),
   /** Tombstone: read models drop the session; its events stay. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { unusableAnswer } from '../../../src/commands/agent/refusal.ts';
+import { unusableAnswer } from '../../src/agent/refusal.ts';
 
 describe('unusableAnswer', () => {
   it.each([

@@ -1,7 +1,7 @@
 // The tools the model is offered: names and arguments exactly as the contract says, JSON Schemas from zod,
 // and bad calls answered as errors the model can read rather than thrown.
 import { describe, expect, it } from 'vitest';
-import { callTool, toolDefinitions } from '../../../src/commands/agent/tools.ts';
+import { callTool, toolDefinitions } from '../../src/agent/tools.ts';
 
 describe('tool definitions', () => {
   const defs = new Map(toolDefinitions().map((d) => [d.name, d]));

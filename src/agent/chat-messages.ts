@@ -1,7 +1,7 @@
 // What a chat client sees of a session: the stored events it cares about, each turned into one message
 // stamped with the event's global position (the SSE id a client resumes from). Token deltas are never stored.
-import type { StoredEvent } from '../event-store.ts';
-import { isSessionEventType, parseSessionEvent } from '../../domain/session/events.ts';
+import type { StoredEvent } from '../ports/event-store.ts';
+import { isSessionEventType, parseSessionEvent } from '../domain/session/events.ts';
 
 export type ChatMessageType = 'token' | 'tool_use' | 'tool_result' | 'approval_required' | 'text' | 'error' | 'done';
 

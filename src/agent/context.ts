@@ -1,8 +1,8 @@
 // The model's context for a turn, rebuilt from the session's events every time: its messages, the tool calls
 // it made and what each returned (as it was shown), and what happened to executions it was waiting on.
 // Pure: the same events always give the same messages.
-import type { SessionEvent } from '../../domain/session/events.ts';
-import type { LlmMessage } from './llm.ts';
+import type { SessionEvent } from '../domain/session/events.ts';
+import type { LlmMessage } from '../ports/llm.ts';
 
 /** What a tool result looks like to the model: the recorded result as text, with a cut marked as such. */
 export function shownResult(result: unknown, error: string | null, originalBytes: number | null): string {

@@ -1,8 +1,8 @@
 // The model's context is a fold over the session's events: messages, each tool call with what it returned
 // (as shown, cuts marked), and what happened to executions the agent waited on.
 import { describe, expect, it } from 'vitest';
-import { buildModelMessages, shownResult } from '../../../src/commands/agent/context.ts';
-import type { SessionEvent } from '../../../src/domain/session/events.ts';
+import { buildModelMessages, shownResult } from '../../src/agent/context.ts';
+import type { SessionEvent } from '../../src/domain/session/events.ts';
 
 const ev = <T extends SessionEvent['type']>(type: T, data: Extract<SessionEvent, { type: T }>['data']) => ({ type, data }) as SessionEvent;
 

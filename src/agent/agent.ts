@@ -2,13 +2,13 @@
 // stream a completion, run the tools it asks for (each recorded as tool-call events, with the result it was
 // shown), and end the turn with its final text. Bounded: 15 model calls a turn, empty or refusal-looking
 // answers retried up to 3 times, a provider error retried once; a cancel stops it between tool calls.
-import { RuleViolation } from '../../domain/messages.ts';
-import { parseSessionEvent, type SessionEvent, type TurnFailureReason } from '../../domain/session/events.ts';
-import { sessionStream } from '../../domain/session/stream.ts';
-import type { CommandContext, CommandDeps } from '../context.ts';
-import { runSessionCommand } from '../session.ts';
+import { RuleViolation } from '../domain/messages.ts';
+import { parseSessionEvent, type SessionEvent, type TurnFailureReason } from '../domain/session/events.ts';
+import { sessionStream } from '../domain/session/stream.ts';
+import type { CommandContext, CommandDeps } from '../commands/context.ts';
+import { runSessionCommand } from '../commands/session.ts';
 import { buildModelMessages } from './context.ts';
-import { type LlmClient, type LlmCompletion, LlmProviderError } from './llm.ts';
+import { type LlmClient, type LlmCompletion, LlmProviderError } from '../ports/llm.ts';
 import { unusableAnswer } from './refusal.ts';
 import { type ToolServices, callTool, toolDefinitions } from './tools.ts';
 

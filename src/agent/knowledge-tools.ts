@@ -1,10 +1,10 @@
 // The knowledge and relation tools' side of the agent, on the same command functions and queries as the API.
-import type { Queryable } from '../../adapters/db/db.ts';
-import { getRelations } from '../../projections/entities.ts';
-import { getEntityKnowledge, searchKnowledge } from '../../projections/knowledge.ts';
-import type { CommandDeps } from '../context.ts';
-import { createRelationship, updateEntityAttributes } from '../entity.ts';
-import { upsertKnowledge } from '../knowledge.ts';
+import type { Queryable } from '../ports/db.ts';
+import { getRelations } from '../projections/entities.ts';
+import { getEntityKnowledge, searchKnowledge } from '../projections/knowledge.ts';
+import type { CommandDeps } from '../commands/context.ts';
+import { createRelationship, updateEntityAttributes } from '../commands/entity.ts';
+import { upsertKnowledge } from '../commands/knowledge.ts';
 import type { KnowledgeTools } from './tools.ts';
 
 export function knowledgeTools(deps: CommandDeps, readDb: Queryable): KnowledgeTools {

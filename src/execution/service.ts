@@ -2,18 +2,19 @@
 // approval, or refuse), start it on the executor, wait a short while, and record how it ended — every step an
 // event in the session's stream. Approvals, the expiry sweep, assent windows and live status live here too.
 import { createHash } from 'node:crypto';
-import { NotFound, RuleViolation } from '../../domain/messages.ts';
-import { inventoryEffects } from '../../domain/entity/follow.ts';
-import { classify, isKnownLong, normaliseCommand, RULES_VERSION } from '../../domain/risk/index.ts';
-import { quoteValue } from '../../domain/risk/quote.ts';
-import type { ExecutionOutcome } from '../../domain/session/commands.ts';
-import type { RefusalReason, SessionEvent, Verdict } from '../../domain/session/events.ts';
-import { getEntity } from '../../projections/entities.ts';
-import { type ApprovalView, dueApprovals, getApproval, getExecution, runningSince } from '../../projections/executions.ts';
-import { loadEntity, pinHostKey, registerEntities, resolveTarget, setEntityState } from '../entity.ts';
-import type { CommandContext, CommandDeps } from '../context.ts';
-import { runSessionCommand } from '../session.ts';
-import { type ExecHandle, type ExecResult, type ExecTarget, type Executor, ExecutorConnectError, HostKeyMismatchError } from './executor.ts';
+import { NotFound, RuleViolation } from '../domain/messages.ts';
+import { inventoryEffects } from '../domain/entity/follow.ts';
+import { classify, isKnownLong, RULES_VERSION } from '../domain/risk/index.ts';
+import { retryIdentity } from '../domain/session/retry-identity.ts';
+import { quoteValue } from '../domain/risk/quote.ts';
+import type { ExecutionOutcome } from '../domain/session/commands.ts';
+import type { RefusalReason, SessionEvent, Verdict } from '../domain/session/events.ts';
+import { getEntity } from '../projections/entities.ts';
+import { type ApprovalView, dueApprovals, getApproval, getExecution, runningSince } from '../projections/executions.ts';
+import { loadEntity, pinHostKey, registerEntities, resolveTarget, setEntityState } from '../commands/entity.ts';
+import type { CommandContext, CommandDeps } from '../commands/context.ts';
+import { runSessionCommand } from '../commands/session.ts';
+import { type ExecHandle, type ExecResult, type ExecTarget, type Executor, ExecutorConnectError, HostKeyMismatchError } from '../ports/executor.ts';
 
 export interface ExecutionSettings {
   /** How long run waits for a command before answering pending. */
@@ -76,9 +77,10 @@ export function bindingOf(command: string, target: ExecTarget): string {
   return sha256(JSON.stringify({ command, where, rules: RULES_VERSION }));
 }
 
-/** What the retry cap counts: the same command (quoting and spacing aside) on the same target. */
-export function commandHashOf(target: string, command: string): string {
-  return sha256(`${target}\n${normaliseCommand(command)}`);
+/** What the retry cap counts: the same final command (quoting, spacing and wrappers aside) on the same final target. */
+export function commandHashOf(target: ExecTarget, command: string, hostsByAddress?: ReadonlyMap<string, string>): string {
+  const sentTo = { kind: target.kind, host: target.host.slug, pveId: target.kind === 'host' ? null : target.pveId };
+  return sha256(retryIdentity(sentTo, command, hostsByAddress));
 }
 
 export class ExecutionService {
@@ -106,7 +108,7 @@ export class ExecutionService {
       command: input.command,
       verdict,
       rules_version: String(RULES_VERSION),
-      command_hash: commandHashOf(input.target, input.command),
+      command_hash: commandHashOf(target, input.command),
       binding: bindingOf(input.command, target),
       known_long,
       approval_ttl_ms: this.settings.approvalTtlMs,

@@ -1,8 +1,8 @@
 // A few lines about the fleet for the system prompt, from the inventory read model: what exists, what is
 // waiting on an operator. Enough to orient the model; details come from its tools.
-import type { Queryable } from '../../adapters/db/db.ts';
-import { listEntities } from '../../projections/entities.ts';
-import { listApprovals } from '../../projections/executions.ts';
+import type { Queryable } from '../ports/db.ts';
+import { listEntities } from '../projections/entities.ts';
+import { listApprovals } from '../projections/executions.ts';
 
 const MAX_LISTED = 40;
 

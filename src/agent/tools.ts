@@ -2,24 +2,20 @@
 // (its JSON Schema is what the model sees, and what its arguments are checked against) and a handler that
 // calls the same command layer and read models the HTTP API uses.
 import { z } from 'zod';
-import type { Queryable } from '../../adapters/db/db.ts';
-import { classify } from '../../domain/risk/index.ts';
-import { EntityLifecycle, EntityType } from '../../domain/entity/events.ts';
-import { Outcome } from '../../domain/session/events.ts';
-import { entityCounts, getEntity, listEntities } from '../../projections/entities.ts';
-import { changedWithoutWriteback, executionCounts, executionsProjection, pendingApprovalCount } from '../../projections/executions.ts';
-import { hasReached } from '../../projections/projector.ts';
-import { listSessions, sessionCounts } from '../../projections/sessions.ts';
-import { transcriptProjection } from '../../projections/transcript.ts';
-import type { CommandContext, CommandDeps } from '../context.ts';
+import type { Queryable } from '../ports/db.ts';
+import { classify } from '../domain/risk/index.ts';
+import { EntityLifecycle, EntityType } from '../domain/entity/events.ts';
+import { Outcome } from '../domain/session/events.ts';
+import { entityCounts, getEntity, listEntities } from '../projections/entities.ts';
+import { changedWithoutWriteback, executionCounts, executionsProjection, pendingApprovalCount } from '../projections/executions.ts';
+import { hasReached } from '../projections/projector.ts';
+import { listSessions, sessionCounts } from '../projections/sessions.ts';
+import { transcriptProjection } from '../projections/transcript.ts';
+import type { CommandContext, CommandDeps } from '../commands/context.ts';
 import type { ExecutionService } from '../execution/service.ts';
-import { executeSessionCommand } from '../session.ts';
-import type { LlmToolDef } from './llm.ts';
-
-/** Reads one web page as text (the http_get tool); the adapter bounds time and size. */
-export interface WebReader {
-  get(url: string): Promise<{ url: string; status: number; content_type: string; text: string }>;
-}
+import { executeSessionCommand } from '../commands/session.ts';
+import type { LlmToolDef } from '../ports/llm.ts';
+import type { WebReader } from '../ports/web.ts';
 
 export interface ToolServices {
   readonly deps: CommandDeps;

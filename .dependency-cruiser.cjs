@@ -1,0 +1,37 @@
+// The layer rules (docs/architecture.md): the domain is pure; ports are the seams every layer may import;
+// projections and commands never reach the process managers, the doors or the adapters; adapters implement
+// ports and know nothing of the layers that use them. `npm test` runs this check.
+const layer = (name) => `^src/${name}/`;
+const forbid = (name, from, to, comment) => ({ name, comment, severity: 'error', from: { path: from }, to: { path: to } });
+
+module.exports = {
+  forbidden: [
+    forbid('domain-is-pure', layer('domain'), '^src/(?!domain/)', 'src/domain imports only src/domain (and libraries)'),
+    {
+      name: 'domain-no-io',
+      comment: 'the domain does no I/O: no Node built-ins',
+      severity: 'error',
+      from: { path: layer('domain') },
+      to: { dependencyTypes: ['core'] },
+    },
+    forbid('ports-are-leaves', layer('ports'), '^src/(?!ports/|domain/)', 'ports declare interfaces over domain types only'),
+    forbid('projections-below-commands', layer('projections'), '^src/(commands|agent|execution|api|cli|adapters)/', 'projections read the log through the port, not through commands or adapters'),
+    forbid('commands-are-wiring', layer('commands'), '^src/(agent|execution|api|cli|adapters)/', 'commands load, decide and append; side effects live in process managers, I/O in adapters'),
+    forbid('process-managers-use-ports', '^src/(agent|execution)/', '^src/(api|cli|adapters)/', 'the agent loop and execution orchestration reach I/O through ports'),
+    forbid('adapters-implement-ports', layer('adapters'), '^src/(commands|projections|agent|execution|api|cli)/', 'adapters know ports and domain types only'),
+    forbid('api-is-a-door', layer('api'), '^src/cli/', 'the HTTP API does not depend on the CLI'),
+    forbid('src-not-tests', '^src/', '^(test|bench)/', 'production code never imports tests or the bench'),
+    {
+      name: 'no-circular',
+      comment: 'a cycle between modules makes layers meaningless',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsConfig: { fileName: 'tsconfig.json' },
+    tsPreCompilationDeps: true,
+  },
+};

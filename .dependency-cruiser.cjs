@@ -15,6 +15,7 @@ module.exports = {
       to: { dependencyTypes: ['core'] },
     },
     forbid('ports-are-leaves', layer('ports'), '^src/(?!ports/|domain/)', 'ports declare interfaces over domain types only'),
+    forbid('leases-are-plumbing', layer('leases'), '^src/(?!leases/|ports/)', 'leadership loops know the database port only'),
     forbid('projections-below-commands', layer('projections'), '^src/(commands|agent|execution|api|cli|adapters)/', 'projections read the log through the port, not through commands or adapters'),
     forbid('commands-are-wiring', layer('commands'), '^src/(agent|execution|api|cli|adapters)/', 'commands load, decide and append; side effects live in process managers, I/O in adapters'),
     forbid('process-managers-use-ports', '^src/(agent|execution)/', '^src/(api|cli|adapters)/', 'the agent loop and execution orchestration reach I/O through ports'),

@@ -20,6 +20,13 @@ const Env = z.object({
   NOMOS_RUN_HARD_LIMIT_MS: z.coerce.number().int().min(1_000).default(30 * 60_000),
   NOMOS_APPROVAL_TTL_MS: z.coerce.number().int().min(1_000).default(15 * 60_000),
   NOMOS_HUNG_AFTER_MS: z.coerce.number().int().min(0).default(10_000),
+  /** How often a server renews the claims of the executions it runs; after NOMOS_LOST_AFTER_MS without, they are lost. */
+  NOMOS_HEARTBEAT_MS: z.coerce.number().int().min(100).default(2_000),
+  NOMOS_LOST_AFTER_MS: z.coerce.number().int().min(500).default(20_000),
+  /** An approved execution not started this long after the grant is started by another server (or refused, lost). */
+  NOMOS_APPROVED_GRACE_MS: z.coerce.number().int().min(100).default(5_000),
+  /** How long a server's turn lease lasts unless renewed (how soon a dead server's session takes a turn again). */
+  NOMOS_TURN_LEASE_MS: z.coerce.number().int().min(500).default(15_000),
   /** How often pending approvals past their TTL are recorded as expired. */
   NOMOS_SWEEP_MS: z.coerce.number().int().min(100).default(5_000),
   /** Any OpenAI-compatible provider; without OPENAI_BASE_URL or OPENAI_API_KEY the agent is off (POST /chat: 503). */
@@ -40,6 +47,7 @@ export interface Config {
   readonly sshKeyPath: string | null;
   readonly execution: ExecutionSettings;
   readonly sweepMs: number;
+  readonly turnLeaseMs: number;
   /** The model provider, or null when none is configured. */
   readonly llm: { readonly baseURL: string | null; readonly apiKey: string; readonly model: string } | null;
 }
@@ -66,7 +74,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       hardLimitMs: e.NOMOS_RUN_HARD_LIMIT_MS,
       approvalTtlMs: e.NOMOS_APPROVAL_TTL_MS,
       hungAfterMs: e.NOMOS_HUNG_AFTER_MS,
+      heartbeatMs: e.NOMOS_HEARTBEAT_MS,
+      lostAfterMs: e.NOMOS_LOST_AFTER_MS,
+      approvedGraceMs: e.NOMOS_APPROVED_GRACE_MS,
     },
+    turnLeaseMs: e.NOMOS_TURN_LEASE_MS,
     sweepMs: e.NOMOS_SWEEP_MS,
     // A local server often needs no key; OpenAI itself needs one and no base URL.
     llm: e.OPENAI_BASE_URL || e.OPENAI_API_KEY ? { baseURL: e.OPENAI_BASE_URL ?? null, apiKey: e.OPENAI_API_KEY ?? 'none', model: e.NOMOS_MODEL } : null,

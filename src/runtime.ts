@@ -2,6 +2,7 @@
 // (the same database, or EventStoreDB), migrations, and the projections with their projectors.
 import { randomUUID } from 'node:crypto';
 import { mkdir, readFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { Db } from './ports/db.ts';
 import { migrate } from './adapters/db/migrate.ts';
@@ -13,7 +14,12 @@ import { Agent } from './agent/agent.ts';
 import { fleetSnapshot } from './agent/fleet-snapshot.ts';
 import { knowledgeTools } from './agent/knowledge-tools.ts';
 import type { LlmClient } from './ports/llm.ts';
+import { AgentReactor } from './agent/reactor.ts';
 import { TurnBus } from './agent/turn-bus.ts';
+import { TurnLeases } from './agent/turn-lease.ts';
+import { LiveExecutions } from './execution/live.ts';
+import { sweep } from './execution/sweeps.ts';
+import { every, LedLoop } from './leases/led-loop.ts';
 import { httpReader } from './adapters/http/fetch-text.ts';
 import { OpenAiLlm } from './adapters/llm/openai.ts';
 import type { CommandDeps } from './commands/context.ts';
@@ -50,6 +56,8 @@ export interface Runtime {
   /** Null when no model provider is configured: POST /chat then answers 503. */
   readonly agent: Agent | null;
   readonly description: { eventStore: string; readModels: string };
+  /** This server's name in leases and claims (host:pid:random), as other servers' answers show it. */
+  readonly serverId: string;
   /** Runs each projector for which this process holds the lease (one server per projection at a time). */
   startProjectors(
     onError?: (projection: string, error: unknown) => void,
@@ -57,8 +65,13 @@ export interface Runtime {
   ): void;
   /** The projections this process runs right now. */
   leading(): string[];
-  /** Every `everyMs` until close: records approvals past their TTL as expired, and executions lost with a stopped server as failed. */
+  /**
+   * On the server holding the sweep's lease, every `everyMs` until close: approvals past their TTL expired,
+   * executions of a server gone recorded lost, approved ones it never started started (src/execution/sweeps.ts).
+   */
   startSweeper(everyMs: number, onError?: (error: unknown) => void): void;
+  /** On the server holding the reactor's lease: the agent carries on when an execution it waited on ends. */
+  startReactor(options?: { pollMs?: number; onError?: (error: unknown) => void }): void;
   close(): Promise<void>;
 }
 
@@ -74,7 +87,7 @@ export async function openDb(config: Config): Promise<Db> {
  */
 export async function openRuntime(
   config: Config,
-  given?: { db?: Db; clock?: () => Date; executor?: Executor; llm?: LlmClient; projections?: readonly Projection[] },
+  given?: { db?: Db; clock?: () => Date; executor?: Executor; llm?: LlmClient; projections?: readonly Projection[]; serverId?: string },
 ): Promise<Runtime> {
   const chosen = given?.projections ?? projections;
   const db = given?.db ?? (await openDb(config));
@@ -86,14 +99,21 @@ export async function openRuntime(
   const projectors: LedProjector[] = [];
   const commandDeps: CommandDeps = { store, readDb: db, clock: given?.clock ?? (() => new Date()), newId: randomUUID };
   const executor = given?.executor ?? (config.sshKeyPath ? new SshExecutor({ privateKey: await readFile(config.sshKeyPath) }) : null);
-  const executions = new ExecutionService(commandDeps, executor, config.execution, (message, error) => console.error(`nomos: ${message}:`, error));
+  const serverId = given?.serverId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const log = (message: string, error?: unknown) => console.error(`nomos: ${message}:`, error);
+  const live = new LiveExecutions(db, serverId, config.execution, log);
+  const executions = new ExecutionService(commandDeps, executor, config.execution, live, log);
   const bus = new TurnBus();
+  // Servers sharing PostgreSQL pass each other's token deltas; an embedded database has one server.
+  const unshare = db.kind === 'postgres' ? await bus.share(db, serverId) : null;
+  const leases = new TurnLeases(db, serverId, { ttlMs: config.turnLeaseMs, renewMs: Math.max(100, Math.floor(config.turnLeaseMs / 5)) }, log);
   const llm = given?.llm ?? (config.llm ? new OpenAiLlm({ apiKey: config.llm.apiKey, model: config.llm.model, ...(config.llm.baseURL && { baseURL: config.llm.baseURL }) }) : null);
   const agent = llm
     ? new Agent(
         commandDeps,
         llm,
         { deps: commandDeps, readDb: db, executions, web: httpReader(), model: config.llm?.model ?? 'custom', knowledge: knowledgeTools(commandDeps, db) },
+        leases,
         {
           systemPrompt: await readFile(SYSTEM_PROMPT, 'utf8'),
           fleetSnapshot: () => fleetSnapshot(db),
@@ -102,8 +122,12 @@ export async function openRuntime(
         },
       )
     : null;
-  if (agent) executions.onFinished((executionId) => agent.executionFinished(executionId));
-  let sweeper: NodeJS.Timeout | null = null;
+  const loops: LedLoop[] = [];
+  const lead = (name: string, work: (signal: AbortSignal) => Promise<void>, onError?: (error: unknown) => void) => {
+    const loop = new LedLoop(db, name, work, { retryMs: 2_000, ...(onError && { onError }) });
+    loop.start();
+    loops.push(loop);
+  };
   return {
     db,
     store,
@@ -112,6 +136,7 @@ export async function openRuntime(
     executions,
     bus,
     agent,
+    serverId,
     description: {
       eventStore: config.eventStoreUrl ? 'eventstoredb' : db.kind,
       readModels: db.kind === 'pglite' ? `pglite (${config.dataDir})` : 'postgres',
@@ -135,17 +160,19 @@ export async function openRuntime(
       return chosen.filter((_p, i) => projectors[i]?.leading === true).map((p) => p.name);
     },
     startSweeper(everyMs, onError) {
-      const sweep = async () => {
-        await executions.expireDue();
-        await executions.recoverLost();
-      };
-      sweeper = setInterval(() => void sweep().catch((error: unknown) => onError?.(error)), everyMs);
+      lead('sweep', (signal) => every(everyMs, signal, async () => void (await sweep(commandDeps, executions)), onError), onError);
+    },
+    startReactor(options) {
+      if (!agent) return;
+      const reactor = new AgentReactor(store, db, agent, { pollMs: options?.pollMs ?? 1_000, log });
+      lead('reactor:agent', (signal) => reactor.run(signal), options?.onError ?? ((error) => log('agent reactor', error)));
     },
     async close() {
-      if (sweeper) clearInterval(sweeper);
+      await Promise.all(loops.map((l) => l.stop()));
       await agent?.close();
       await executions.close();
       await executor?.close();
+      await unshare?.();
       await Promise.all(projectors.map((p) => p.stop()));
       await store.close();
       if (!given?.db) await db.close();

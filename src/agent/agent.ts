@@ -2,6 +2,8 @@
 // stream a completion, run the tools it asks for (each recorded as tool-call events, with the result it was
 // shown), and end the turn with its final text. Bounded: 15 model calls a turn, empty or refusal-looking
 // answers retried up to 3 times, a provider error retried once; a cancel stops it between tool calls.
+// A turn runs only while this server holds the session's turn lease (src/agent/turn-lease.ts): one loop per
+// session across every server sharing the database.
 import { RuleViolation } from '../domain/messages.ts';
 import { parseSessionEvent, type SessionEvent, type TurnFailureReason } from '../domain/session/events.ts';
 import { sessionStream } from '../domain/session/stream.ts';
@@ -11,6 +13,7 @@ import { buildModelMessages } from './context.ts';
 import { type LlmClient, type LlmCompletion, LlmProviderError } from '../ports/llm.ts';
 import { unusableAnswer } from './refusal.ts';
 import { type ToolServices, callTool, toolDefinitions } from './tools.ts';
+import type { HeldTurn, TurnLeases } from './turn-lease.ts';
 
 export const MAX_MODEL_CALLS = 15;
 export const MAX_UNUSABLE_RETRIES = 3;
@@ -26,77 +29,108 @@ export interface AgentOptions {
 
 type Trigger = 'user_message' | 'continue' | 'execution_finished';
 
+/** A turn of this process, and how to stop it: a cancel, the lease lost, or this server shutting down. */
+interface LocalTurn {
+  readonly held: HeldTurn;
+  readonly shutdown: AbortController;
+  readonly cancel: AbortController;
+  readonly done: Promise<void>;
+}
+
 export class Agent {
-  private readonly running = new Map<string, { turnId: string; abort: AbortController; done: Promise<void> }>();
-  /** execution id → session id: what each session's agent waits on before it continues by itself. */
-  private readonly awaiting = new Map<string, string>();
+  /** The turns this process runs (their leases say so to every server). */
+  private readonly running = new Map<string, LocalTurn>();
 
   constructor(
     private readonly deps: CommandDeps,
     private readonly llm: LlmClient,
     private readonly tools: ToolServices,
+    private readonly leases: TurnLeases,
     private readonly options: AgentOptions,
   ) {}
 
   /**
-   * Starts a turn and runs it in the background; resolves with the turn id once TurnStarted is appended
-   * (so a stream opened from before it sees the whole turn). A turn left open by a stopped server is ended first.
+   * Takes the session's turn lease (TurnRunning, a 409, when a turn runs on any server), runs `before` (the
+   * user's message, posted only once the turn is ours), starts the turn and runs it in the background; resolves
+   * once TurnStarted is appended (so a stream opened from before it sees the whole turn). A turn left open by a
+   * server that died (its lease lapsed) is ended first.
    */
-  async startTurn(sessionId: string, trigger: Trigger, ctx: CommandContext): Promise<{ turnId: string; position: number }> {
+  async startTurn<T = undefined>(sessionId: string, trigger: Trigger, ctx: CommandContext, before?: () => Promise<T>): Promise<{ turnId: string; position: number; before: T | undefined }> {
     const turnId = this.deps.newId();
-    await this.endStaleTurn(sessionId, ctx);
-    const started = await runSessionCommand(this.deps, sessionId, { type: 'start_turn', turn_id: turnId, trigger }, ctx);
-    const abort = new AbortController();
-    const done = this.runTurn(sessionId, turnId, ctx, abort.signal)
+    const held = await this.leases.acquire(sessionId, turnId);
+    let started: { position: number };
+    let result: T | undefined;
+    try {
+      await this.endStaleTurn(sessionId, ctx);
+      result = await before?.();
+      started = await runSessionCommand(this.deps, sessionId, { type: 'start_turn', turn_id: turnId, trigger }, ctx);
+    } catch (error) {
+      await held.release().catch((e: unknown) => this.options.log(`releasing the turn lease of session ${sessionId}`, e));
+      throw error;
+    }
+    const shutdown = new AbortController();
+    const cancel = new AbortController();
+    const signal = AbortSignal.any([held.signal, shutdown.signal, cancel.signal]);
+    const done = this.runTurn(sessionId, turnId, ctx, signal, () => (cancel.signal.aborted ? 'cancelled' : shutdown.signal.aborted ? 'shutdown' : held.reason()))
       .catch((error: unknown) => this.options.log(`turn ${turnId} of session ${sessionId}`, error))
-      .finally(() => this.running.delete(sessionId));
-    this.running.set(sessionId, { turnId, abort, done });
-    return { turnId, position: started.position };
+      .finally(async () => {
+        this.running.delete(sessionId);
+        await held.release().catch((error: unknown) => this.options.log(`releasing the turn lease of session ${sessionId}`, error));
+      });
+    this.running.set(sessionId, { held, shutdown, cancel, done });
+    return { turnId, position: started.position, before: result };
   }
 
-  /** Asks the running turn to stop (an event records it); the loop stops before its next tool call or model call. */
+  /**
+   * Asks the running turn to stop (an event records it, and the lease tells its holder on whichever server);
+   * the loop stops before its next tool call or model call.
+   */
   async cancel(sessionId: string, ctx: CommandContext): Promise<{ position: number }> {
     const handled = await runSessionCommand(this.deps, sessionId, { type: 'cancel_turn' }, ctx);
-    this.running.get(sessionId)?.abort.abort();
+    await this.leases.requestCancel(sessionId);
+    this.running.get(sessionId)?.cancel.abort();
     return { position: handled.position };
   }
 
-  /** An execution ended: a session whose agent waited on it continues by itself. */
-  async executionFinished(executionId: string): Promise<void> {
-    const sessionId = this.awaiting.get(executionId);
-    if (sessionId === undefined) return;
-    this.awaiting.delete(executionId);
-    if (this.running.has(sessionId)) return; // the running turn sees the outcome in its context
-    try {
-      await this.startTurn(sessionId, 'execution_finished', { actor: { role: 'system', id: 'agent' } });
-    } catch (error) {
-      if (!(error instanceof RuleViolation)) throw error; // a turn is running (another server), or the session closed
-    }
-  }
-
-  /** Resolves once the session's running turn (if any) has ended. */
+  /** Resolves once this process's turn of the session (if any) has ended. */
   async idle(sessionId: string): Promise<void> {
     await this.running.get(sessionId)?.done;
   }
 
+  /** Stops this process's turns (each records that the server stopped) and releases their leases. */
   async close(): Promise<void> {
-    for (const turn of this.running.values()) turn.abort.abort();
+    for (const turn of this.running.values()) turn.shutdown.abort();
     await Promise.allSettled([...this.running.values()].map((t) => t.done));
   }
 
-  private async runTurn(sessionId: string, turnId: string, ctx: CommandContext, signal: AbortSignal): Promise<void> {
+  private async runTurn(sessionId: string, turnId: string, ctx: CommandContext, signal: AbortSignal, stopReason: () => 'lost' | 'cancelled' | 'shutdown' | null): Promise<void> {
     const agentCtx: CommandContext = { ...ctx, actor: { role: 'agent', id: 'nomos' } };
     const tools = toolDefinitions();
     const system = `${this.options.systemPrompt}\n\n${await this.options.fleetSnapshot()}`;
     let calls = 0;
+    /** The stream version the latest model call was given: an execution's end after it is news to the agent. */
+    let seenVersion = -1;
     const end = async (status: 'completed' | 'failed' | 'cancelled', failure?: { reason: TurnFailureReason; detail: string }) => {
-      if (failure) await runSessionCommand(this.deps, sessionId, { type: 'fail_turn', turn_id: turnId, ...failure }, agentCtx);
-      await runSessionCommand(this.deps, sessionId, { type: 'end_turn', turn_id: turnId, status, model_calls: calls }, agentCtx);
+      try {
+        if (failure) await runSessionCommand(this.deps, sessionId, { type: 'fail_turn', turn_id: turnId, ...failure }, agentCtx);
+        await runSessionCommand(this.deps, sessionId, { type: 'end_turn', turn_id: turnId, status, model_calls: calls, seen_version: seenVersion }, agentCtx);
+      } catch (error) {
+        // The lease lapsed and another server ended this turn as interrupted: nothing is left to record.
+        if (!(error instanceof RuleViolation && stopReason() === 'lost')) throw error;
+      }
+    };
+    const stopped = () => {
+      const why = stopReason();
+      if (why === 'shutdown') return end('failed', { reason: 'provider_error', detail: 'the turn was interrupted (the server stopped)' });
+      if (why === 'lost') return end('failed', { reason: 'provider_error', detail: 'the turn was interrupted (its server lost the turn lease)' });
+      return end('cancelled', { reason: 'cancelled', detail: 'the turn was cancelled' });
     };
 
     while (calls < MAX_MODEL_CALLS) {
       const events = await this.events(sessionId);
-      if (cancelRequested(events, turnId) || signal.aborted) return end('cancelled', { reason: 'cancelled', detail: 'the turn was cancelled' });
+      if (cancelRequested(events, turnId)) return end('cancelled', { reason: 'cancelled', detail: 'the turn was cancelled' });
+      if (signal.aborted) return stopped();
+      seenVersion = events.length - 1;
       const messages = buildModelMessages(system, events);
       let completion: LlmCompletion | null = null;
       let unusable: ReturnType<typeof unusableAnswer> = null;
@@ -105,7 +139,7 @@ export class Agent {
         try {
           completion = await this.completeWithRetry(sessionId, messages, tools, signal);
         } catch (error) {
-          if (signal.aborted) return end('cancelled', { reason: 'cancelled', detail: 'the turn was cancelled' });
+          if (signal.aborted) return stopped();
           const detail = error instanceof Error ? error.message : String(error);
           return end('failed', { reason: 'provider_error', detail });
         }
@@ -120,7 +154,8 @@ export class Agent {
         return end('completed');
       }
       for (const call of completion.toolCalls) {
-        if (cancelRequested(await this.events(sessionId), turnId) || signal.aborted) return end('cancelled', { reason: 'cancelled', detail: 'the turn was cancelled between tool calls' });
+        if (cancelRequested(await this.events(sessionId), turnId)) return end('cancelled', { reason: 'cancelled', detail: 'the turn was cancelled between tool calls' });
+        if (signal.aborted) return stopped();
         await this.runTool(sessionId, call, agentCtx);
       }
     }
@@ -131,7 +166,7 @@ export class Agent {
     const toolCallId = call.id || this.deps.newId();
     // Recorded before it runs, so a watcher sees the call start; the arguments as far as they parse.
     await runSessionCommand(this.deps, sessionId, { type: 'record_tool_call_requested', tool_call_id: toolCallId, name: call.name, args: argumentsOf(call.arguments) }, ctx);
-    const outcome = await callTool(call.name, call.arguments, { sessionId, ctx, awaiting: (executionId) => this.awaiting.set(executionId, sessionId) }, this.tools);
+    const outcome = await callTool(call.name, call.arguments, { sessionId, ctx }, this.tools);
     // What is recorded is what the model is shown next (cut to 4 KiB, the cut marked, by the decider).
     await runSessionCommand(
       this.deps,
@@ -157,8 +192,8 @@ export class Agent {
     return events.map((e) => parseSessionEvent(e.type, e.data));
   }
 
+  /** Called holding the session's lease: a turn still open in the log belongs to a server that is gone. */
   private async endStaleTurn(sessionId: string, ctx: CommandContext): Promise<void> {
-    if (this.running.has(sessionId)) return;
     const events = await this.events(sessionId);
     let open: string | null = null;
     for (const e of events) {
@@ -166,7 +201,7 @@ export class Agent {
       if (e.type === 'TurnEnded' && e.data.turn_id === open) open = null;
     }
     if (open === null) return;
-    // Nothing in this process runs it: the server that did stopped. Close it so the session can go on.
+    // Its server stopped or died (its lease lapsed): close it so the session can go on.
     const system = { ...ctx, actor: { role: 'system' as const, id: 'agent' } };
     await runSessionCommand(this.deps, sessionId, { type: 'fail_turn', turn_id: open, reason: 'provider_error', detail: 'the turn was interrupted (the server stopped)' }, system);
     await runSessionCommand(this.deps, sessionId, { type: 'end_turn', turn_id: open, status: 'failed', model_calls: 0 }, system);

@@ -39,8 +39,6 @@ export interface KnowledgeTools {
 export interface ToolCall {
   readonly sessionId: string;
   readonly ctx: CommandContext;
-  /** Execution ids the agent now waits on (run answered pending or approval_required): it continues once they end. */
-  readonly awaiting: (executionId: string) => void;
 }
 
 interface Tool<S extends z.ZodObject> {
@@ -95,11 +93,9 @@ export const TOOLS: readonly Tool<z.ZodObject>[] = [
     name: 'run',
     description: 'Run a shell command on a target (host:NAME, lxc:NAME or vm:NAME). Read-only commands run at once; changes may wait for approval. Answers the output, or pending with an execution_id.',
     schema: z.strictObject({ target: Slug, command: z.string().min(1).max(100_000) }),
-    handle: async (a, call, s) => {
-      const reply = await s.executions.run(call.sessionId, { target: a.target, command: a.command }, call.ctx);
-      if (reply.status === 'pending' || reply.status === 'approval_required') call.awaiting(reply.execution_id);
-      return reply;
-    },
+    // An answer of pending or approval_required is not the end: once the execution ends, the agent's reactor
+    // (src/agent/reactor.ts) starts a turn that carries on from there.
+    handle: (a, call, s) => s.executions.run(call.sessionId, { target: a.target, command: a.command }, call.ctx),
   }),
   tool({
     name: 'classify_command',

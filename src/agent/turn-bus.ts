@@ -1,13 +1,32 @@
-// The in-process bus of a turn's token deltas: the agent publishes what the model streams, SSE clients of the
-// session follow it. Deltas are not stored; a client that reconnects gets the recorded `text` message instead.
+// The bus of a turn's token deltas: the agent publishes what the model streams, SSE clients of the session
+// follow it. Deltas are not stored; a client that reconnects gets the recorded `text` message instead. Shared
+// (PostgreSQL), each delta also goes out as a NOTIFY, so clients of every server sharing the database see a
+// turn that runs on any of them: NOTIFY rather than a table because deltas are worth something only now, to
+// whoever listens now — nothing to keep, clean up or poll for.
 import { Observable, Subject } from 'rxjs';
+import type { Db } from '../ports/db.ts';
+
+const CHANNEL = 'nomos_tokens';
+/** NOTIFY payloads are limited to 8000 bytes: a delta is sent in pieces small enough even when JSON escapes every character. */
+const PIECE = 1_000;
+
+interface Delta {
+  s: string;
+  t: string;
+}
 
 export class TurnBus {
   readonly #subjects = new Map<string, Subject<string>>();
+  #share: { db: Db; origin: string } | null = null;
+  #queue: Delta[] = [];
+  #sending: Promise<void> | null = null;
 
-  /** Sends a delta to whoever follows the session right now; nobody listening means it is dropped. */
+  /** Sends a delta to whoever follows the session right now, here and (shared) on every other server. */
   publish(sessionId: string, text: string): void {
-    this.#subjects.get(sessionId)?.next(text);
+    this.#local(sessionId, text);
+    if (this.#share === null) return;
+    this.#queue.push({ s: sessionId, t: text });
+    this.#sending ??= this.#send().finally(() => (this.#sending = null));
   }
 
   /** The session's deltas from the moment of subscribing; its subject lives only while someone listens. */
@@ -27,8 +46,64 @@ export class TurnBus {
     });
   }
 
-  /** Whether anyone follows the session: lets a publisher skip work, and tests check nothing leaked. */
+  /** Whether anyone follows the session here: lets a publisher skip work, and tests check nothing leaked. */
   hasListeners(sessionId: string): boolean {
     return this.#subjects.has(sessionId);
+  }
+
+  /** Shares deltas with every server listening on the database (origin names this one); returns how to stop. */
+  async share(db: Db, origin: string): Promise<() => Promise<void>> {
+    const unlisten = await db.listen(CHANNEL, (payload) => {
+      const delta = parse(payload);
+      if (delta !== null && delta.o !== origin) this.#local(delta.s, delta.t);
+    });
+    this.#share = { db, origin };
+    return async () => {
+      this.#share = null;
+      await this.#sending;
+      await unlisten();
+    };
+  }
+
+  #local(sessionId: string, text: string): void {
+    this.#subjects.get(sessionId)?.next(text);
+  }
+
+  /** One NOTIFY at a time, so deltas arrive in the order they were published; those that queued up meanwhile go together. */
+  async #send(): Promise<void> {
+    while (this.#queue.length > 0 && this.#share !== null) {
+      const { db, origin } = this.#share;
+      const batch = coalesce(this.#queue.splice(0));
+      for (const { s, t } of batch) {
+        for (let i = 0; i < t.length; ) {
+          let j = Math.min(i + PIECE, t.length);
+          if (j < t.length && isHighSurrogate(t.charCodeAt(j - 1))) j--; // never split a character in two
+          const payload = JSON.stringify({ o: origin, s, t: t.slice(i, j) });
+          i = j;
+          await db.query('SELECT pg_notify($1, $2)', [CHANNEL, payload]).catch(() => undefined);
+        }
+      }
+    }
+  }
+}
+
+const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
+
+function coalesce(deltas: Delta[]): Delta[] {
+  const out: Delta[] = [];
+  for (const d of deltas) {
+    const last = out.at(-1);
+    if (last?.s === d.s) last.t += d.t;
+    else out.push({ ...d });
+  }
+  return out;
+}
+
+function parse(payload: string): { o: string; s: string; t: string } | null {
+  try {
+    const value = JSON.parse(payload) as { o?: unknown; s?: unknown; t?: unknown };
+    return typeof value.o === 'string' && typeof value.s === 'string' && typeof value.t === 'string' ? { o: value.o, s: value.s, t: value.t } : null;
+  } catch {
+    return null;
   }
 }

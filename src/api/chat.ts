@@ -24,11 +24,13 @@ export const chatApi: FastifyPluginCallbackZod = (app, _options, done) => {
     const agent = agentOrFail();
     const ctx = commandContext(request, WRITERS, 'chat');
     const sessionId = request.body.session_id ?? (await startSession(runtime.commandDeps, ctx)).session_id;
-    const posted = await executeSessionCommand(runtime.commandDeps, sessionId, { type: 'post_user_message', text: request.body.message }, ctx);
-    await agent.startTurn(sessionId, 'user_message', ctx);
+    // The message is posted only once the turn is ours: while a turn runs on any server this answers 409
+    // turn_running and records nothing.
+    const post = () => executeSessionCommand(runtime.commandDeps, sessionId, { type: 'post_user_message', text: request.body.message }, ctx);
+    const { before: posted } = await agent.startTurn(sessionId, 'user_message', ctx, post);
     // The turn's events all come after the user message: stream from there until its `done`.
     const sse = openSse(reply);
-    await streamSession({ store: runtime.store, bus: runtime.bus }, sessionId, sse, { after: posted.position, untilDone: true });
+    await streamSession({ store: runtime.store, bus: runtime.bus }, sessionId, sse, { after: posted?.position ?? 0, untilDone: true });
   });
 
   app.post('/sessions/:id/cancel', { schema: { params: Id, body: z.strictObject({}).nullish() } }, async (request) => {

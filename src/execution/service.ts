@@ -1,20 +1,22 @@
-// run(target, command) for a session, end to end: classify, resolve the target, decide (run now, wait for an
-// approval, or refuse), start it on the executor, wait a short while, and record how it ended — every step an
-// event in the session's stream. Approvals, the expiry sweep, assent windows and live status live here too.
+// Execution orchestration: run(target, command) for a session, end to end — classify, resolve the target,
+// decide (run now, wait for an approval, or refuse), claim it, start it on the executor, wait a short while,
+// and record how it ended — every step an event in the session's stream; approvals and assent windows too.
+// What runs here is in the live registry (src/execution/live.ts); the periodic sweeps are src/execution/sweeps.ts;
+// what follows a success in the inventory is src/execution/reactions.ts.
 import { createHash } from 'node:crypto';
 import { NotFound, RuleViolation } from '../domain/messages.ts';
-import { inventoryEffects } from '../domain/entity/follow.ts';
 import { classify, isKnownLong, RULES_VERSION } from '../domain/risk/index.ts';
 import { retryIdentity } from '../domain/session/retry-identity.ts';
 import { quoteValue } from '../domain/risk/quote.ts';
 import type { ExecutionOutcome } from '../domain/session/commands.ts';
 import type { RefusalReason, SessionEvent, Verdict } from '../domain/session/events.ts';
-import { getEntity } from '../projections/entities.ts';
-import { type ApprovalView, dueApprovals, getApproval, getExecution, runningSince } from '../projections/executions.ts';
-import { loadEntity, pinHostKey, registerEntities, resolveTarget, setEntityState } from '../commands/entity.ts';
+import { type ApprovalView, getApproval, getExecution } from '../projections/executions.ts';
+import { pinHostKey, resolveTarget } from '../commands/entity.ts';
 import type { CommandContext, CommandDeps } from '../commands/context.ts';
 import { runSessionCommand } from '../commands/session.ts';
 import { type ExecHandle, type ExecResult, type ExecTarget, type Executor, ExecutorConnectError, HostKeyMismatchError } from '../ports/executor.ts';
+import type { LiveExecutions } from './live.ts';
+import { followInventory } from './reactions.ts';
 
 export interface ExecutionSettings {
   /** How long run waits for a command before answering pending. */
@@ -24,9 +26,23 @@ export interface ExecutionSettings {
   readonly approvalTtlMs: number;
   /** A running command silent this long is probed for uninterruptible sleep (hung). */
   readonly hungAfterMs: number;
+  /** How often the server running an execution renews its claim (with the output so far). */
+  readonly heartbeatMs: number;
+  /** A running execution whose server has not renewed its claim for this long is recorded lost. */
+  readonly lostAfterMs: number;
+  /** An approved execution its server has not started after this long is started by another (or refused, lost). */
+  readonly approvedGraceMs: number;
 }
 
-export const DEFAULT_EXECUTION_SETTINGS: ExecutionSettings = { shortWaitMs: 30_000, hardLimitMs: 30 * 60_000, approvalTtlMs: 15 * 60_000, hungAfterMs: 10_000 };
+export const DEFAULT_EXECUTION_SETTINGS: ExecutionSettings = {
+  shortWaitMs: 30_000,
+  hardLimitMs: 30 * 60_000,
+  approvalTtlMs: 15 * 60_000,
+  hungAfterMs: 10_000,
+  heartbeatMs: 2_000,
+  lostAfterMs: 20_000,
+  approvedGraceMs: 5_000,
+};
 
 export type RunStatus = 'succeeded' | 'failed' | 'timed_out' | 'pending' | 'approval_required' | 'refused';
 
@@ -56,18 +72,8 @@ export interface InspectRow {
   errors: string;
 }
 
-interface Live {
-  readonly handle: ExecHandle;
-  readonly sessionId: string;
-  readonly target: string;
-  readonly command: string;
-  readonly startedAt: number;
-}
-
-const SYSTEM = { role: 'system', id: 'executor' } as const;
+export const SYSTEM = { role: 'system', id: 'executor' } as const;
 const APPROVAL_LOOKUP_WAIT_MS = 3_000;
-/** Beyond the hard limit, how long before a running execution nobody holds counts as lost. */
-const LOST_GRACE_MS = 60_000;
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 const sleep = (ms: number) => new Promise<null>((resolve) => setTimeout(() => resolve(null), ms));
 
@@ -84,15 +90,14 @@ export function commandHashOf(target: ExecTarget, command: string, hostsByAddres
 }
 
 export class ExecutionService {
-  private readonly live = new Map<string, Live>();
   private readonly settling = new Set<Promise<unknown>>();
-  private readonly finishedListeners: Array<(executionId: string) => Promise<void>> = [];
   private closing = false;
 
   constructor(
     private readonly deps: CommandDeps,
     private readonly executor: Executor | null,
-    private readonly settings: ExecutionSettings,
+    readonly settings: ExecutionSettings,
+    readonly live: LiveExecutions,
     private readonly log: (message: string, error?: unknown) => void = () => undefined,
   ) {}
 
@@ -176,58 +181,44 @@ export class ExecutionService {
     return { session_id: sessionId, until: opened?.data.until ?? '', position: handled.position };
   }
 
-  /** Records every pending approval past its TTL as expired; returns how many. */
-  async expireDue(): Promise<number> {
-    let expired = 0;
-    for (const due of await dueApprovals(this.deps.readDb, this.deps.clock(), 100)) {
-      const handled = await runSessionCommand(this.deps, due.session_id, { type: 'expire_approval', approval_id: due.id }, { actor: SYSTEM });
-      expired += handled.events.length;
-    }
-    return expired;
-  }
-
   /**
-   * An execution still recorded as running long after the hard limit would have ended it was lost with the
-   * process that ran it (a restart): record it as failed, so its command is neither blocked as
-   * already_running nor counted as silently fine. Returns how many.
+   * Starts an execution approved on a server that stopped before starting it (called by the sweep): exactly
+   * once, whichever servers try, as the claim and the stream's expected version see to it.
    */
-  async recoverLost(): Promise<number> {
-    const before = new Date(this.deps.clock().getTime() - this.settings.hardLimitMs - LOST_GRACE_MS);
-    let recovered = 0;
-    for (const lost of await runningSince(this.deps.readDb, before, 100)) {
-      if (this.live.has(lost.id)) continue;
-      const outcome: ExecutionOutcome = {
-        kind: 'failed',
-        exit_code: null,
-        signal: null,
-        error: 'lost: the server running it stopped before it ended; its outcome is unknown — check the target before running it again',
-        stdout_tail: '',
-        stderr_tail: '',
-        duration_ms: 0,
-      };
-      try {
-        await runSessionCommand(this.deps, lost.session_id, { type: 'finish_execution', execution_id: lost.id, outcome }, { actor: SYSTEM });
-        recovered++;
-      } catch (error) {
-        // Another server recorded its end meanwhile: nothing was lost.
-        if (!(error instanceof RuleViolation)) throw error;
-      }
+  async startApproved(sessionId: string, executionId: string): Promise<RunReply | null> {
+    const row = await getExecution(this.deps.readDb, executionId);
+    if (!row) return null;
+    const target = await resolveTarget(this.deps.store, row.target);
+    try {
+      return await this.start(sessionId, executionId, row.command, target, row.target, row.verdict, row.known_long, { actor: SYSTEM });
+    } catch (error) {
+      if (error instanceof RuleViolation) return null; // another server started it first
+      throw error;
     }
-    return recovered;
   }
 
   /** The execution as recorded, plus what a running one printed so far and whether it looks hung. */
   async status(executionId: string): Promise<Record<string, unknown> | null> {
     const row = await getExecution(this.deps.readDb, executionId);
-    const live = this.live.get(executionId);
-    if (!row && !live) return null;
-    const base: Record<string, unknown> = row ? { execution_id: executionId, ...row } : { execution_id: executionId, session_id: live?.sessionId, target: live?.target, command: live?.command };
-    if (!live) return base;
-    const { stdout, stderr } = live.handle.output();
-    const idle = live.handle.idleMs();
-    const state = idle >= this.settings.hungAfterMs ? await live.handle.probe().catch(() => 'running' as const) : 'running';
-    const running = { ...base, status: state === 'hung' ? 'hung' : 'running', stdout_so_far: stdout, stderr_so_far: stderr, idle_ms: idle, running_ms: Date.now() - live.startedAt };
-    if (state !== 'hung') return running;
+    const local = this.live.local(executionId);
+    // Running on another server (or here, before the read model caught up): its claim row says how it goes.
+    const claim = local ? null : await this.live.view(executionId);
+    if (!row && !local && !claim) return null;
+    const base: Record<string, unknown> = row ? { execution_id: executionId, ...row } : { execution_id: executionId, session_id: local?.sessionId, target: local?.target, command: local?.command };
+    let running: Record<string, unknown>;
+    let idle: number;
+    if (local) {
+      const { stdout, stderr } = local.handle.output();
+      idle = local.handle.idleMs();
+      const state = await this.live.stateOf(local);
+      running = { ...base, status: state, stdout_so_far: stdout, stderr_so_far: stderr, idle_ms: idle, running_ms: Date.now() - local.startedAt, server: this.live.holder };
+    } else if (claim && claim.state !== 'starting' && (row === null || row.status === 'running') && claim.beat_age_ms < this.settings.lostAfterMs) {
+      idle = claim.idle_ms + claim.beat_age_ms;
+      running = { ...base, status: claim.state, stdout_so_far: claim.stdout_so_far, stderr_so_far: claim.stderr_so_far, idle_ms: idle, running_ms: claim.running_ms + claim.beat_age_ms, server: claim.holder };
+    } else {
+      return base;
+    }
+    if (running.status !== 'hung') return running;
     return {
       ...running,
       advice: `No output for ${Math.round(idle / 1000)} s and the process is in uninterruptible sleep (state D): it is hung in the kernel, not failed. Do not retry it. Inspect instead: ps -eo pid,stat,wchan:32,cmd | grep ' D'; cat /proc/PID/stack; strace -f -p PID; lsof on the path it touches.`,
@@ -248,11 +239,6 @@ export class ExecutionService {
     }
   }
 
-  /** Called after an execution's end is recorded (the agent continues a session that waited on it). */
-  onFinished(listener: (executionId: string) => Promise<void>): void {
-    this.finishedListeners.push(listener);
-  }
-
   /** Waits until every execution started by this service has been recorded as finished (tests, shutdown). */
   async settled(): Promise<void> {
     while (this.settling.size > 0) await Promise.allSettled([...this.settling]);
@@ -260,19 +246,30 @@ export class ExecutionService {
 
   /**
    * Stops recording outcomes. Remote commands are NOT killed: stopping the server must not cut an apt
-   * upgrade in half. What was still running stays `running` in the history until the lost-execution sweep
-   * of a server that comes back records it as lost (its outcome unknown).
+   * upgrade in half. What was still running stays `running` in the history until its claim lapses and the
+   * sweep of a server still up (or back) records it as lost (its outcome unknown).
    */
-  close(): Promise<void> {
+  async close(): Promise<void> {
     this.closing = true;
-    return Promise.resolve();
+    await this.live.close();
   }
 
   private async start(sessionId: string, executionId: string, command: string, target: ExecTarget, slug: string, verdict: Verdict, knownLong: boolean, ctx: CommandContext): Promise<RunReply> {
     const base = { execution_id: executionId, target: slug, verdict };
-    const started = await runSessionCommand(this.deps, sessionId, { type: 'start_execution', execution_id: executionId, binding: bindingOf(command, target) }, ctx);
+    // Claimed before its start is recorded: a server that dies from here on leaves a claim that stops beating.
+    if (!(await this.live.claim(executionId, sessionId))) throw new RuleViolation('not_runnable', `Execution ${executionId} is being started by another server.`);
+    let started: Awaited<ReturnType<typeof runSessionCommand>>;
+    try {
+      started = await runSessionCommand(this.deps, sessionId, { type: 'start_execution', execution_id: executionId, binding: bindingOf(command, target) }, ctx);
+    } catch (error) {
+      await this.live.release(executionId);
+      throw error;
+    }
     const mismatch = find(started.events, 'ExecutionRefused');
-    if (mismatch) return { ...base, position: started.position, status: 'refused', reason: mismatch.data.reason, detail: mismatch.data.detail };
+    if (mismatch) {
+      await this.live.release(executionId);
+      return { ...base, position: started.position, status: 'refused', reason: mismatch.data.reason, detail: mismatch.data.detail };
+    }
 
     let handle: ExecHandle;
     try {
@@ -281,22 +278,22 @@ export class ExecutionService {
     } catch (error) {
       const reason: RefusalReason = error instanceof HostKeyMismatchError ? 'host_key_mismatch' : 'unreachable';
       const detail = error instanceof Error ? error.message : String(error);
-      const refused = await runSessionCommand(this.deps, sessionId, { type: 'refuse_execution', execution_id: executionId, reason, detail }, ctx);
+      const refused = await runSessionCommand(this.deps, sessionId, { type: 'refuse_execution', execution_id: executionId, reason, detail }, ctx).finally(() => this.live.release(executionId));
       return { ...base, position: refused.position, status: 'refused', reason, detail };
     }
     if (target.host.hostKey === null) {
       // First connection to this host: pin the key it presented, so another key is refused from now on.
       await pinHostKey(this.deps, target.host.slug, handle.hostKey, { ...ctx, actor: SYSTEM }).catch((error: unknown) => this.log(`pinning ${target.host.slug}`, error));
     }
-    this.live.set(executionId, { handle, sessionId, target: slug, command, startedAt: Date.now() });
+    const startedAt = Date.now();
+    this.live.attach(executionId, { handle, sessionId, target: slug, command, startedAt });
     const finished = handle.result
-      .then((result) => this.finish(sessionId, executionId, result, target, slug, verdict, ctx))
+      .then((result) => this.finish(sessionId, executionId, result, target, slug, verdict, startedAt, ctx))
       .catch((error: unknown) => {
         this.log(`recording the end of execution ${executionId}`, error);
         return null;
       })
       .finally(() => {
-        this.live.delete(executionId);
         this.settling.delete(finished);
       });
     this.settling.add(finished);
@@ -311,19 +308,18 @@ export class ExecutionService {
     return outcome ?? pending;
   }
 
-  private async finish(sessionId: string, executionId: string, result: ExecResult, target: ExecTarget, slug: string, verdict: Verdict, ctx: CommandContext): Promise<RunReply | null> {
+  private async finish(sessionId: string, executionId: string, result: ExecResult, target: ExecTarget, slug: string, verdict: Verdict, startedAt: number, ctx: CommandContext): Promise<RunReply | null> {
     // After close the connection going away ends the handle: that is not how the command ended.
     if (this.closing) return null;
-    const durationMs = Date.now() - (this.live.get(executionId)?.startedAt ?? Date.now());
+    const durationMs = Date.now() - startedAt;
     const tails = { stdout_tail: result.stdoutTail, stderr_tail: result.stderrTail, duration_ms: durationMs };
     const outcome: ExecutionOutcome = result.timedOut
       ? { kind: 'timed_out', limit_ms: this.settings.hardLimitMs, ...tails }
       : result.exitCode === 0
         ? { kind: 'succeeded', ...tails }
         : { kind: 'failed', exit_code: result.exitCode, signal: result.signal, error: null, ...tails };
-    const handled = await runSessionCommand(this.deps, sessionId, { type: 'finish_execution', execution_id: executionId, outcome }, { ...ctx, actor: SYSTEM });
-    if (outcome.kind === 'succeeded' && target.kind === 'host') await this.followInventory(target, verdict, ctx);
-    for (const listener of this.finishedListeners) void listener(executionId).catch((error: unknown) => this.log(`after execution ${executionId}`, error));
+    const handled = await runSessionCommand(this.deps, sessionId, { type: 'finish_execution', execution_id: executionId, outcome }, { ...ctx, actor: SYSTEM }).finally(() => this.live.release(executionId));
+    if (outcome.kind === 'succeeded' && target.kind === 'host') await followInventory(this.deps, target, verdict, { ...ctx, actor: SYSTEM }, this.log);
     return {
       execution_id: executionId,
       target: slug,
@@ -334,33 +330,6 @@ export class ExecutionService {
       stdout: result.stdoutTail,
       stderr: result.stderrTail,
     };
-  }
-
-  private async followInventory(target: Extract<ExecTarget, { kind: 'host' }>, verdict: Verdict, ctx: CommandContext): Promise<void> {
-    const system = { ...ctx, actor: SYSTEM };
-    for (const effect of inventoryEffects(verdict.inner_commands)) {
-      try {
-        if (effect.kind === 'created') {
-          await registerEntities(this.deps, [{ slug: `lxc:${effect.hostname}`, type: 'lxc', parent: target.host.slug, pve_id: effect.pveId, state: 'provisioning' }], system);
-        } else {
-          const slug = await this.containerSlug(target.host.slug, effect.pveId);
-          if (slug !== null) await setEntityState(this.deps, slug, 'destroyed', `pct destroy ${effect.pveId} succeeded`, system);
-        }
-      } catch (error) {
-        this.log(`updating the inventory after ${effect.kind} ${effect.pveId}`, error);
-      }
-    }
-  }
-
-  /** The live container with this Proxmox id on this host; the host's guests come from the read model. */
-  private async containerSlug(hostSlug: string, pveId: number): Promise<string | null> {
-    const guests = (await getEntity(this.deps.readDb, hostSlug))?.children ?? [];
-    for (const slug of guests.filter((s) => s.startsWith('lxc:'))) {
-      // The read model may lag behind; the entity's stream is the truth.
-      const entity = await loadEntity(this.deps.store, slug);
-      if (entity !== null && entity.pveId === pveId && entity.state !== 'destroyed') return slug;
-    }
-    return null;
   }
 }
 

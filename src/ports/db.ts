@@ -37,8 +37,8 @@ export interface Db extends Queryable {
   readonly kind: 'postgres' | 'pglite';
   /** Runs fn in one transaction: committed when fn resolves, rolled back when it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
-  /** Calls onNotify for each NOTIFY on channel until the returned function is called. */
-  listen(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
+  /** Calls onNotify with each NOTIFY's payload on channel until the returned function is called. */
+  listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
   /**
    * Takes the named session-level advisory lock on a connection of its own, if nobody holds it: the lease
    * lasts as long as that connection (a process that dies releases it). Null when another holds it.

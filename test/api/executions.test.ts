@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseTokens } from '../../src/api/auth.ts';
 import { SshExecutor } from '../../src/adapters/ssh/executor.ts';
 import { bindingOf, commandHashOf } from '../../src/execution/service.ts';
+import { expireDue, recordLost } from '../../src/execution/sweeps.ts';
 import { runSessionCommand } from '../../src/commands/session.ts';
 import { classify, RULES_VERSION } from '../../src/domain/risk/index.ts';
 import { databases } from '../support/databases.ts';
@@ -229,7 +230,7 @@ describe.each(databases)('approval expiry and the hard limit on $name', (databas
     expect(res.status).toBe('approval_required');
     await new Promise((r) => setTimeout(r, 400));
     await until('the approval in the read model', async () => ((await server.request('GET', '/approvals?status=pending')).body.approvals.length > 0 ? true : undefined));
-    expect(await server.runtime.executions.expireDue()).toBe(1);
+    expect(await expireDue(server.runtime.commandDeps)).toBe(1);
     const events = (await server.request('GET', `/sessions/${session}/events`)).body.events.map((e: any) => e.type);
     expect(events).toContain('ApprovalExpired');
     const late = await server.request('POST', `/approvals/${res.approval_id}/approve`);
@@ -251,7 +252,7 @@ describe.each(databases)('approval expiry and the hard limit on $name', (databas
     const blocked = (await server.request('POST', `/sessions/${session}/commands`, { type: 'run', target: 'host:peer', command })).body;
     expect(blocked).toMatchObject({ status: 'refused', reason: 'already_running' });
     await until('the stale execution in the read model', async () => ((await server.request('GET', `/executions/${executionId}`)).body.status === 'running' ? true : undefined));
-    expect(await server.runtime.executions.recoverLost()).toBe(1);
+    expect(await recordLost(server.runtime.commandDeps, server.runtime.executions)).toBe(1);
     const lost = await until('the lost execution', async () => {
       const r = await server.request('GET', `/executions/${executionId}`);
       return r.body.status === 'failed' ? r.body : undefined;

@@ -33,6 +33,7 @@ export async function startTestServer(
   const config = { ...defaults, execution: { ...defaults.execution, ...options.execution }, llm: options.llm ?? null };
   const runtime = await openRuntime(config, { db: testDb.db, ...(options.executor && { executor: options.executor }) });
   runtime.startProjectors();
+  runtime.startReactor({ pollMs: 200 });
   const app = await buildApp({ runtime, readWaitMs: options.readWaitMs ?? 5_000, bodyLimit: options.bodyLimit ?? 1_048_576, tokens: options.tokens ?? [] });
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   return {

@@ -29,7 +29,7 @@ export async function pgliteDb(dataDir?: string): Promise<Db> {
         }),
       ),
     async listen(channel, onNotify) {
-      const unlisten = await pg.listen(channel, () => onNotify());
+      const unlisten = await pg.listen(channel, (payload) => onNotify(payload));
       return unlisten;
     },
     // One process owns a PGlite directory (the pid file sees to it), so it leads everything; the lease

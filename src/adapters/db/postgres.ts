@@ -63,7 +63,7 @@ export function postgresDb(connectionString: string, options: { max?: number } =
       client.on('error', () => undefined);
       await client.connect();
       client.on('notification', (msg) => {
-        if (msg.channel === channel) onNotify();
+        if (msg.channel === channel) onNotify(msg.payload ?? '');
       });
       await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
       return async () => {

@@ -98,4 +98,4 @@ export type SessionTurnCommand =
   | { type: 'start_turn'; turn_id: string; trigger: 'user_message' | 'continue' | 'execution_finished' }
   | { type: 'cancel_turn' }
   | { type: 'fail_turn'; turn_id: string; reason: TurnFailureReason; detail: string }
-  | { type: 'end_turn'; turn_id: string; status: 'completed' | 'failed' | 'cancelled'; model_calls: number };
+  | { type: 'end_turn'; turn_id: string; status: 'completed' | 'failed' | 'cancelled'; model_calls: number; seen_version?: number };

@@ -21,7 +21,12 @@ export function decideTurn(command: SessionTurnCommand, state: SessionState): Se
       return [{ type: 'TurnFailed', data: { reason: command.reason, detail: command.detail } }];
     case 'end_turn':
       requireOpen(state, command.turn_id);
-      return [{ type: 'TurnEnded', data: { turn_id: command.turn_id, status: command.status, model_calls: command.model_calls } }];
+      return [
+        {
+          type: 'TurnEnded',
+          data: { turn_id: command.turn_id, status: command.status, model_calls: command.model_calls, ...(command.seen_version !== undefined && { seen_version: command.seen_version }) },
+        },
+      ];
     default: {
       const unhandled: never = command;
       throw new Error(`decideTurn: unhandled command ${JSON.stringify(unhandled)}`);

@@ -1,0 +1,56 @@
+// Whether the agent must carry on by itself: an execution it asked for ended (ran, failed, was refused or
+// lost) after its last turn had looked, so no model call has seen that end yet. Derived from the session's
+// events alone, so whichever server approved or ran the command, or came back after a crash, reaches the same
+// answer.
+
+/** The part of a stored event the rule reads (the event store's StoredEvent has it). */
+export interface StoredEventLike {
+  readonly type: string;
+  readonly data: unknown;
+  readonly metadata: Record<string, unknown>;
+  /** 0-based position in the session's stream. */
+  readonly streamPosition: number;
+}
+
+const ENDS = new Set(['ExecutionSucceeded', 'ExecutionFailed', 'ExecutionTimedOut', 'ExecutionRefused']);
+
+/** The id of the execution whose end the agent has not seen, or null when there is nothing to carry on from. */
+export function unseenExecutionEnd(events: readonly StoredEventLike[]): string | null {
+  const byAgent = new Set<string>();
+  let end: { executionId: string; position: number } | null = null;
+  let closed = false;
+  for (const e of events) {
+    const data = e.data as { execution_id?: unknown };
+    switch (e.type) {
+      case 'ExecutionRequested':
+        if (isAgent(e.metadata) && typeof data.execution_id === 'string') byAgent.add(data.execution_id);
+        break;
+      case 'TaskCompleted':
+        closed = true;
+        break;
+      case 'SessionReopened':
+        closed = false;
+        break;
+      case 'TurnStarted':
+        // A turn that starts after the end reads it with its first model call.
+        if (end !== null) end = null;
+        break;
+      case 'TurnEnded': {
+        if (end === null) break;
+        const { status, seen_version } = e.data as { status?: unknown; seen_version?: unknown };
+        // A turn that failed or was cancelled after the end: the operator or the limits stopped the agent; it
+        // does not start again on its own. A turn recorded before seen_version existed counts as having seen.
+        if (status !== 'completed' || typeof seen_version !== 'number' || seen_version >= end.position) end = null;
+        break;
+      }
+      default:
+        if (ENDS.has(e.type) && typeof data.execution_id === 'string' && byAgent.has(data.execution_id)) end = { executionId: data.execution_id, position: e.streamPosition };
+    }
+  }
+  return closed || end === null ? null : end.executionId;
+}
+
+function isAgent(metadata: Record<string, unknown>): boolean {
+  const actor = metadata.actor as { role?: unknown } | undefined;
+  return actor?.role === 'agent';
+}

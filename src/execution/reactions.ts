@@ -1,0 +1,34 @@
+// What follows a command's success in the inventory: a `pct create` on a host registers the new container, a
+// `pct destroy` marks it destroyed — so the fleet the agent sees next matches what it just did.
+import { inventoryEffects } from '../domain/entity/follow.ts';
+import type { Verdict } from '../domain/session/events.ts';
+import { loadEntity, registerEntities, setEntityState } from '../commands/entity.ts';
+import type { CommandContext, CommandDeps } from '../commands/context.ts';
+import { getEntity } from '../projections/entities.ts';
+import type { ExecTarget } from '../ports/executor.ts';
+
+export async function followInventory(deps: CommandDeps, target: Extract<ExecTarget, { kind: 'host' }>, verdict: Verdict, ctx: CommandContext, log: (message: string, error?: unknown) => void): Promise<void> {
+  for (const effect of inventoryEffects(verdict.inner_commands)) {
+    try {
+      if (effect.kind === 'created') {
+        await registerEntities(deps, [{ slug: `lxc:${effect.hostname}`, type: 'lxc', parent: target.host.slug, pve_id: effect.pveId, state: 'provisioning' }], ctx);
+      } else {
+        const slug = await containerSlug(deps, target.host.slug, effect.pveId);
+        if (slug !== null) await setEntityState(deps, slug, 'destroyed', `pct destroy ${effect.pveId} succeeded`, ctx);
+      }
+    } catch (error) {
+      log(`updating the inventory after ${effect.kind} ${effect.pveId}`, error);
+    }
+  }
+}
+
+/** The live container with this Proxmox id on this host; the host's guests come from the read model. */
+async function containerSlug(deps: CommandDeps, hostSlug: string, pveId: number): Promise<string | null> {
+  const guests = (await getEntity(deps.readDb, hostSlug))?.children ?? [];
+  for (const slug of guests.filter((s) => s.startsWith('lxc:'))) {
+    // The read model may lag behind; the entity's stream is the truth.
+    const entity = await loadEntity(deps.store, slug);
+    if (entity !== null && entity.pveId === pveId && entity.state !== 'destroyed') return slug;
+  }
+  return null;
+}

@@ -17,6 +17,7 @@ export async function serve(config: Config): Promise<void> {
     },
   });
   runtime.startSweeper(config.sweepMs, (error) => app.log.error({ err: error }, 'approval/execution sweep failed; retrying'));
+  runtime.startReactor({ onError: (error) => app.log.error({ err: error }, 'agent reactor failed; retrying') });
   const authOff = config.tokens.length === 0;
   // Without tokens anyone who can reach the port could approve commands: only this machine may.
   const host = authOff && !LOOPBACK.has(config.host) ? '127.0.0.1' : config.host;

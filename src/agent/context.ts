@@ -14,12 +14,15 @@ export function shownResult(result: unknown, error: string | null, originalBytes
 interface ExecutionNote {
   target: string;
   command: string;
+  /** Approved or started: its run answer is no longer the last word, so a refusal now is news. */
+  underway: boolean;
 }
 
 export function buildModelMessages(system: string, events: readonly SessionEvent[]): LlmMessage[] {
   const messages: LlmMessage[] = [{ role: 'system', content: system }];
   const unanswered = new Set<string>();
   const executions = new Map<string, ExecutionNote>();
+  const approvals = new Map<string, string>();
   const finishedSinceTurn: string[] = [];
 
   // A tool call the model made but whose result was never recorded (a crash) still needs an answer.
@@ -48,13 +51,35 @@ export function buildModelMessages(system: string, events: readonly SessionEvent
         messages.push({ role: 'assistant', content: event.data.text });
         break;
       case 'ExecutionRequested':
-        executions.set(event.data.execution_id, { target: event.data.target, command: event.data.command });
+        executions.set(event.data.execution_id, { target: event.data.target, command: event.data.command, underway: false });
         break;
+      case 'ApprovalRequested':
+        approvals.set(event.data.approval_id, event.data.execution_id);
+        break;
+      case 'ApprovalGranted':
+      case 'ExecutionStarted': {
+        const executionId = event.type === 'ExecutionStarted' ? event.data.execution_id : approvals.get(event.data.approval_id);
+        const note = executionId === undefined ? undefined : executions.get(executionId);
+        if (note) note.underway = true;
+        break;
+      }
+      case 'ExecutionRefused': {
+        // Refused when asked, the run's own answer said so; refused once approved or started (the target
+        // could not be reached, the server was lost) only this tells the agent.
+        const note = executions.get(event.data.execution_id);
+        if (note?.underway) finishedSinceTurn.push(`Execution ${event.data.execution_id} (${note.command} on ${note.target}) was refused: ${event.data.reason} — ${event.data.detail}`);
+        break;
+      }
       case 'ExecutionSucceeded':
       case 'ExecutionFailed':
       case 'ExecutionTimedOut': {
         const note = executions.get(event.data.execution_id);
-        const how = event.type === 'ExecutionSucceeded' ? 'succeeded' : event.type === 'ExecutionFailed' ? `failed (exit ${String(event.data.exit_code)})` : 'was killed at the hard limit';
+        const how =
+          event.type === 'ExecutionSucceeded'
+            ? 'succeeded'
+            : event.type === 'ExecutionFailed'
+              ? `failed (exit ${String(event.data.exit_code)}${event.data.signal ? `, signal ${event.data.signal}` : ''}${event.data.error ? `: ${event.data.error}` : ''})`
+              : 'was killed at the hard limit';
         const tail = event.data.stdout_tail.slice(-1500) + (event.data.stderr_tail ? `\nstderr: ${event.data.stderr_tail.slice(-500)}` : '');
         finishedSinceTurn.push(`Execution ${event.data.execution_id} (${note?.command ?? '?'} on ${note?.target ?? '?'}) ${how}.\n${tail}`.trim());
         break;

@@ -50,6 +50,27 @@ describe('buildModelMessages', () => {
     expect((messages[1] as { content: string }).content).toMatch(/waiting on has ended[\s\S]*chown :10000 \/mnt\/x on host:strong\) succeeded[\s\S]*ok/);
   });
 
+  it('tells it why an execution failed (lost with its server), and of a refusal that came after the approval — not of one its run already answered', () => {
+    const requested = (id: string, command: string) =>
+      ev('ExecutionRequested', { execution_id: id, target: 'host:strong', command, verdict: { risk_class: 'config_mutation', reason: 'r', rule: 'x', inner_commands: [] }, rules_version: '1', command_hash: id, binding: 'b', known_long: false });
+    const messages = buildModelMessages('S', [
+      requested('e1', 'sleep 25'),
+      ev('ExecutionStarted', { execution_id: 'e1' }),
+      ev('ExecutionFailed', { execution_id: 'e1', exit_code: null, signal: null, error: 'lost: the server running it stopped', stdout_tail: '', stderr_tail: '', duration_ms: 0 }),
+      requested('e2', 'touch /x'),
+      ev('ApprovalRequested', { approval_id: 'a2', execution_id: 'e2', command: 'touch /x', target: 'host:strong', risk_class: 'config_mutation', binding: 'b', expires_at: '2026-01-01T00:00:00.000Z' }),
+      ev('ApprovalGranted', { approval_id: 'a2' }),
+      ev('ExecutionRefused', { execution_id: 'e2', reason: 'unreachable', detail: 'no SSH key is configured' }),
+      requested('e3', 'rm -rf /x'),
+      ev('ExecutionRefused', { execution_id: 'e3', reason: 'retry_cap', detail: 'stop' }),
+      ev('TurnStarted', { turn_id: 't2', trigger: 'execution_finished' }),
+    ]);
+    const told = (messages[1] as { content: string }).content;
+    expect(told).toMatch(/sleep 25 on host:strong\) failed \(exit null: lost: the server running it stopped\)/);
+    expect(told).toMatch(/touch \/x on host:strong\) was refused: unreachable — no SSH key is configured/);
+    expect(told).not.toContain('rm -rf');
+  });
+
   it('marks a cut result', () => {
     expect(shownResult('x'.repeat(10), null, 9000)).toMatch(/\[cut: the result was 9000 bytes/);
     expect(shownResult({ a: 1 }, null, null)).toBe('{"a":1}');

@@ -1,0 +1,34 @@
+// When the agent carries on by itself: an execution it asked for ended after its last turn looked, in a session
+// still open — derived from the events, so every server answers alike.
+import { describe, expect, it } from 'vitest';
+import { type StoredEventLike, unseenExecutionEnd } from '../../src/domain/session/continuation.ts';
+
+const agent = { actor: { role: 'agent', id: 'nomos' } };
+const operator = { actor: { role: 'operator', id: 'ops' } };
+
+function log(...specs: Array<[string, Record<string, unknown>, Record<string, unknown>?]>): StoredEventLike[] {
+  return specs.map(([type, data, metadata], streamPosition) => ({ type, data, metadata: metadata ?? agent, streamPosition }));
+}
+
+const requested = (by = agent): [string, Record<string, unknown>, Record<string, unknown>] => ['ExecutionRequested', { execution_id: 'e1' }, by];
+const turn = (id: string): [string, Record<string, unknown>] => ['TurnStarted', { turn_id: id, trigger: 'user_message' }];
+const ended = (id: string, status: string, seen?: number): [string, Record<string, unknown>] => ['TurnEnded', { turn_id: id, status, model_calls: 1, ...(seen !== undefined && { seen_version: seen }) }];
+
+describe('unseenExecutionEnd', () => {
+  it.each([
+    ['an end after the completed turn that asked for it', log(turn('t1'), requested(), ended('t1', 'completed', 1), ['ExecutionSucceeded', { execution_id: 'e1' }]), 'e1'],
+    ['a failure (lost) after it', log(turn('t1'), requested(), ended('t1', 'completed', 1), ['ExecutionFailed', { execution_id: 'e1', error: 'lost' }]), 'e1'],
+    ['a refusal once approved', log(turn('t1'), requested(), ended('t1', 'completed', 1), ['ApprovalGranted', {}], ['ExecutionRefused', { execution_id: 'e1' }]), 'e1'],
+    ['an end during the turn, after its last model call looked', log(turn('t1'), requested(), ['ExecutionTimedOut', { execution_id: 'e1' }], ended('t1', 'completed', 1)), 'e1'],
+    ['an end the last model call saw', log(turn('t1'), requested(), ['ExecutionSucceeded', { execution_id: 'e1' }], ended('t1', 'completed', 2)), null],
+    ['an end a later turn started after', log(turn('t1'), requested(), ended('t1', 'completed', 1), ['ExecutionSucceeded', { execution_id: 'e1' }], turn('t2')), null],
+    ['an end followed by a cancelled turn', log(turn('t1'), requested(), ['ExecutionSucceeded', { execution_id: 'e1' }], ended('t1', 'cancelled', 1)), null],
+    ['a turn recorded before seen_version existed', log(turn('t1'), requested(), ['ExecutionSucceeded', { execution_id: 'e1' }], ended('t1', 'completed')), null],
+    ['an execution the operator asked for', log(requested(operator), ['ExecutionSucceeded', { execution_id: 'e1' }]), null],
+    ['a session completed meanwhile', log(turn('t1'), requested(), ended('t1', 'completed', 1), ['TaskCompleted', {}], ['ExecutionSucceeded', { execution_id: 'e1' }]), null],
+    ['a session reopened after completion', log(turn('t1'), requested(), ended('t1', 'completed', 1), ['TaskCompleted', {}], ['SessionReopened', {}], ['ExecutionSucceeded', { execution_id: 'e1' }]), 'e1'],
+    ['nothing ended', log(turn('t1'), requested(), ended('t1', 'completed', 1)), null],
+  ])('%s', (_name, events, expected) => {
+    expect(unseenExecutionEnd(events)).toBe(expected);
+  });
+});

@@ -7,7 +7,9 @@ import type { ApiToken } from './auth.ts';
 import { nomosContext } from './context.ts';
 import { entitiesApi } from './entities.ts';
 import { chatApi } from './chat.ts';
-import { registerErrorHandling } from './errors.ts';
+import { drainOnClose } from './drain.ts';
+import { answerFrameworkError, registerErrorHandling } from './errors.ts';
+import { registerJsonBody } from './json-body.ts';
 import { knowledgeApi } from './knowledge.ts';
 import { metricsApi } from './metrics.ts';
 import { registerOpenApi } from './openapi.ts';
@@ -30,14 +32,19 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     logger: options.logger ?? false,
     bodyLimit: options.bodyLimit ?? 1_048_576,
     genReqId: () => randomUUID(),
-    // Event streams and keep-alive sockets would hold close() open: end them (clients resume by Last-Event-ID).
+    // Event streams and keep-alive sockets would hold close() open: end them (clients resume by Last-Event-ID),
+    // once the requests in flight are answered (drainOnClose).
     forceCloseConnections: true,
+    // A path that is not valid percent-encoded UTF-8 never reaches a route: answer it like every other problem.
+    frameworkErrors: answerFrameworkError,
     // Query strings are flat here: a repeated key is refused by the schema rather than merged.
     routerOptions: { ignoreTrailingSlash: true },
   }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   registerErrorHandling(app);
+  registerJsonBody(app);
+  drainOnClose(app);
   await app.register(nomosContext, { runtime: options.runtime, readWaitMs: options.readWaitMs ?? 5_000, tokens: options.tokens ?? [] });
   // Before every route, so the document sees them all.
   await registerOpenApi(app);

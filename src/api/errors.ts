@@ -1,6 +1,6 @@
 // The one place errors become HTTP answers: application/problem+json with a stable code.
 // Validation → 400 naming the field, unknown → 404, a refused rule or a lost race → 409, lag → 503.
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { ConcurrencyError } from '../ports/event-store.ts';
 import { NotFound, RuleViolation } from '../domain/messages.ts';
@@ -41,6 +41,13 @@ function problem(status: number, code: string, detail: string, extra: Record<str
   return { type: `about:blank`, status, title: TITLES[status] ?? 'Error', code, detail, ...extra };
 }
 
+/** Fastify's own refusals under codes of ours; any other 400 of Fastify's is a malformed request. */
+const FASTIFY_CODES: Record<string, string> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: 'body_too_large',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported_media_type',
+  FST_ERR_BAD_URL: 'malformed_url',
+};
+
 export function toProblem(error: unknown): Problem {
   if (hasZodFastifySchemaValidationErrors(error)) {
     const where = error.validationContext ?? 'request';
@@ -59,10 +66,16 @@ export function toProblem(error: unknown): Problem {
   if (error instanceof InvalidCursorError) return problem(400, 'invalid_cursor', error.message);
   const fe = error as Partial<FastifyError>;
   if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
-    const code = fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 'body_too_large' : fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? 'unsupported_media_type' : fe.statusCode === 400 ? 'malformed_request' : (fe.code ?? 'bad_request').toLowerCase();
+    const code = FASTIFY_CODES[fe.code ?? ''] ?? (fe.statusCode === 400 ? 'malformed_request' : (fe.code ?? 'bad_request').toLowerCase());
     return problem(fe.statusCode, code, fe.message ?? 'bad request');
   }
   return problem(500, 'internal_error', 'internal error');
+}
+
+/** Fastify's `frameworkErrors`: a request it refuses before routing (a path that is not valid UTF-8) answered like the rest. */
+export function answerFrameworkError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  const p = toProblem(error);
+  void reply.status(p.status).type('application/problem+json').send(p);
 }
 
 export function registerErrorHandling(app: FastifyInstance): void {

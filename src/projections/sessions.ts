@@ -484,6 +484,11 @@ function encodeCursor(createdAt: string, id: string): string {
   return Buffer.from(JSON.stringify([createdAt, id])).toString('base64url');
 }
 
+function isCursorTime(time: string): boolean {
+  const ms = Date.parse(time);
+  return !Number.isNaN(ms) && !time.startsWith('0000') && new Date(ms).toISOString().slice(0, 23) === time.slice(0, 23);
+}
+
 function decodeCursor(cursor: string): [string, string] {
   if (!/^[A-Za-z0-9_-]+$/.test(cursor)) throw new InvalidCursorError();
   let decoded: unknown;
@@ -493,7 +498,9 @@ function decodeCursor(cursor: string): [string, string] {
     throw new InvalidCursorError();
   }
   const parsed = Cursor.safeParse(decoded);
-  if (!parsed.success || Number.isNaN(Date.parse(parsed.data[0]))) throw new InvalidCursorError();
+  // A time PostgreSQL can hold, as this server writes it: the year 0000 and a 30 February read back
+  // differently (or not at all) and would fail inside the query instead.
+  if (!parsed.success || !isCursorTime(parsed.data[0])) throw new InvalidCursorError();
   return parsed.data;
 }
 

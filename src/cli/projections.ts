@@ -17,7 +17,7 @@ export interface RebuildCommandOptions {
 export async function rebuildCommand(config: Config, name: string | undefined, options: RebuildCommandOptions): Promise<void> {
   const chosen = name === undefined ? projections : projections.filter((p) => p.name === name);
   if (chosen.length === 0) throw new Error(`no projection named ${name}; known: ${projections.map((p) => p.name).join(', ')}`);
-  const release = config.databaseUrl ? null : await claimDataDir(config.dataDir);
+  const release = config.databaseUrl ? null : await claimDataDir(config.dataDir, { create: false });
   const runtime = await openRuntime(config);
   try {
     await rebuildMany(runtime, chosen, options);
@@ -92,7 +92,7 @@ async function rebuildMany(runtime: Runtime, chosen: readonly Projection[], opti
 }
 
 export async function statusCommand(config: Config): Promise<void> {
-  const release = config.databaseUrl ? null : await claimDataDir(config.dataDir);
+  const release = config.databaseUrl ? null : await claimDataDir(config.dataDir, { create: false });
   const runtime = await openRuntime(config);
   try {
     for (const s of await projectionStatus({ store: runtime.store, db: runtime.db }, runtime.projections)) {

@@ -1,15 +1,62 @@
-// `nomos serve`: open the runtime, start the projectors and the API, and shut down cleanly on a signal.
+// `nomos serve`: open the runtime, listen, start the projectors and the sweep; on a signal or a listen error,
+// close everything in order under a deadline and exit (src/cli/shutdown.ts).
+import { resolve } from 'node:path';
 import { buildApp } from '../api/app.ts';
 import type { Config } from '../config.ts';
 import { openRuntime } from '../runtime.ts';
 import { claimDataDir } from './data-dir-lock.ts';
+import { type CloseStep, closeInOrder, onStopSignals } from './shutdown.ts';
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
 
-export async function serve(config: Config): Promise<void> {
-  const release = config.databaseUrl ? null : await claimDataDir(config.dataDir);
+function listenProblem(error: unknown, host: string, port: number): string {
+  const code = (error as { code?: unknown }).code;
+  const why = code === 'EADDRINUSE' ? 'the port is in use by another process (set PORT)' : code === 'EACCES' ? 'permission denied (a port below 1024?)' : code === 'EADDRNOTAVAIL' ? 'no such address on this machine (set HOST)' : error instanceof Error ? error.message : String(error);
+  return `cannot listen on ${host}:${port}: ${why}${typeof code === 'string' ? ` (${code})` : ''}`;
+}
+
+export async function serve(config: Config, shutdownMs: number): Promise<void> {
+  const release = config.databaseUrl ? null : await claimDataDir(config.dataDir, { create: true });
   const runtime = await openRuntime(config);
   const app = await buildApp({ runtime, readWaitMs: config.readWaitMs, bodyLimit: config.bodyLimit, logger: true, tokens: config.tokens });
+  // In the order they depend on each other: no request may reach a closed runtime, nor the runtime a released directory.
+  const steps: CloseStep[] = [
+    { name: 'the HTTP server (requests in flight, event streams)', close: () => app.close() },
+    { name: 'the runtime (agent turns, executions, projectors and their leases, the event store, the database)', close: () => runtime.close() },
+    ...(release ? [{ name: `the data directory's lock (${resolve(config.dataDir)})`, close: release }] : []),
+  ];
+  let stopping = false;
+  const stop = async (why: string, exitCode: number) => {
+    if (stopping) return;
+    stopping = true;
+    app.log.info(`${why}: shutting down (NOMOS_SHUTDOWN_MS=${shutdownMs}; a second signal exits at once)`);
+    const { unfinished, failed } = await closeInOrder(steps, shutdownMs);
+    for (const f of failed) app.log.error({ err: f.error }, `shutdown: closing ${f.name} failed`);
+    if (unfinished.length > 0) app.log.error(`shutdown: not finished after ${shutdownMs} ms (NOMOS_SHUTDOWN_MS); exiting with ${unfinished.join(', then ')} still open`);
+    process.exit(unfinished.length > 0 || failed.length > 0 ? 1 : exitCode);
+  };
+  onStopSignals(
+    (signal) => void stop(signal, 0),
+    (signal) => {
+      app.log.error(`${signal} again: exiting at once, without finishing the shutdown`);
+      process.exit(1);
+    },
+  );
+
+  const authOff = config.tokens.length === 0;
+  // Without tokens anyone who can reach the port could approve commands: only this machine may.
+  const host = authOff && !LOOPBACK.has(config.host) ? '127.0.0.1' : config.host;
+  if (host !== config.host) app.log.warn(`auth is off (NOMOS_TOKENS unset): listening on ${host} instead of HOST=${config.host}`);
+  let address: string;
+  try {
+    address = await app.listen({ port: config.port, host });
+  } catch (error) {
+    // Nothing has started yet but the open database; a server that cannot listen must not sit on it.
+    app.log.error(listenProblem(error, host, config.port));
+    await stop('cannot listen', 1);
+    return;
+  }
+  if (stopping) return;
   runtime.startProjectors((name, error) => app.log.error({ err: error, projection: name }, 'projector error; retrying'), {
     onRebuild: (name, event) => {
       if (event.phase === 'started') app.log.info({ projection: name }, 'projection rebuild: building the new version into shadow tables; the live tables keep answering');
@@ -17,20 +64,6 @@ export async function serve(config: Config): Promise<void> {
     },
   });
   runtime.startSweeper(config.sweepMs, (error) => app.log.error({ err: error }, 'approval/execution sweep failed; retrying'));
-  runtime.startReactor({ onError: (error) => app.log.error({ err: error }, 'agent reactor failed; retrying') });
-  const authOff = config.tokens.length === 0;
-  // Without tokens anyone who can reach the port could approve commands: only this machine may.
-  const host = authOff && !LOOPBACK.has(config.host) ? '127.0.0.1' : config.host;
-  if (host !== config.host) app.log.warn(`auth is off (NOMOS_TOKENS unset): listening on ${host} instead of HOST=${config.host}`);
-  const address = await app.listen({ port: config.port, host });
   const auth = authOff ? 'auth: OFF (no API tokens configured; loopback only)' : `auth: on (${config.tokens.length} tokens)`;
   app.log.info(`nomos listening on ${address} — events: ${runtime.description.eventStore}, read models: ${runtime.description.readModels}; ${auth}`);
-  const stop = async () => {
-    await app.close();
-    await runtime.close();
-    await release?.();
-    process.exit(0);
-  };
-  process.once('SIGINT', () => void stop());
-  process.once('SIGTERM', () => void stop());
 }

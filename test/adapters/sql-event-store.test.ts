@@ -67,6 +67,15 @@ for (const database of databases) {
       },
     );
 
+    it('stores text PostgreSQL cannot hold (U+0000, a lone surrogate, in values and keys) as U+FFFD; pairs and literal backslashes stay', async () => {
+      const stream = newStream();
+      const data = { nul: 'a\u0000b', lone: 'model said \ud800 then \udc00', pair: 'ok 😀', ['k\udbff']: 'v', literal: '\\ud800 and \\u0000 as text' };
+      await store.append(stream, [{ type: 'Odd', data, metadata: { note: 'x\ud83d' } }], { expectedVersion: 'no_stream' });
+      const { events } = await store.readStream(stream);
+      expect(events[0]!.data).toEqual({ nul: 'a\ufffdb', lone: 'model said \ufffd then \ufffd', pair: 'ok 😀', ['k\ufffd']: 'v', literal: '\\ud800 and \\u0000 as text' });
+      expect(events[0]!.metadata).toEqual({ note: 'x\ufffd' });
+    });
+
     it('has no checkpoint for a position past the end of the log', async () => {
       const { position } = await store.append(newStream(), [{ type: 'A', data: {}, metadata: {} }], { expectedVersion: 'no_stream' });
       expect(await store.checkpointOf(position + 1000)).toBeNull();

@@ -92,12 +92,14 @@ function toStored(row: EventRow): StoredEvent {
 }
 
 /**
- * PostgreSQL's text and jsonb cannot hold U+0000, which command output can carry: it is stored as U+FFFD
- * (in values and in keys) rather than failing the append, and the command, outright. JSON.stringify writes it
- * as the escape \u0000; one preceded by an odd number of backslashes is a literal backslash and stays.
+ * PostgreSQL's text and jsonb cannot hold U+0000, which command output can carry, nor a lone UTF-16 surrogate,
+ * which a model's text can (the API refuses those in what it is sent): each is stored as U+FFFD (in values and in
+ * keys) rather than failing the append, and the command, outright. JSON.stringify writes U+0000 as the escape
+ * \u0000 and a surrogate only when it is alone, as \udXXX (a pair it writes as the character itself); an escape
+ * preceded by an odd number of backslashes is a literal backslash and stays.
  */
 function storableJson(value: unknown): string {
-  return JSON.stringify(value).replace(/(?<!\\)((?:\\\\)*)\\u0000/g, '$1\\ufffd');
+  return JSON.stringify(value).replace(/(?<!\\)((?:\\\\)*)\\u(?:0000|d[89a-f][0-9a-f]{2})/g, '$1\\ufffd');
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

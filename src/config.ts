@@ -29,6 +29,11 @@ const Env = z.object({
   NOMOS_TURN_LEASE_MS: z.coerce.number().int().min(500).default(15_000),
   /** How often pending approvals past their TTL are recorded as expired. */
   NOMOS_SWEEP_MS: z.coerce.number().int().min(100).default(5_000),
+  /**
+   * How long a clean shutdown may take before the server exits anyway: long enough to drain requests that wait on
+   * the read models (NOMOS_READ_WAIT_MS's default), short for a service manager.
+   */
+  NOMOS_SHUTDOWN_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
   /** Any OpenAI-compatible provider; without OPENAI_BASE_URL or OPENAI_API_KEY the agent is off (POST /chat: 503). */
   OPENAI_API_KEY: z.string().min(1).optional(),
   OPENAI_BASE_URL: z.url().optional(),
@@ -48,6 +53,7 @@ export interface Config {
   readonly execution: ExecutionSettings;
   readonly sweepMs: number;
   readonly turnLeaseMs: number;
+  readonly shutdownMs: number;
   /** The model provider, or null when none is configured. */
   readonly llm: { readonly baseURL: string | null; readonly apiKey: string; readonly model: string } | null;
 }
@@ -79,6 +85,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       approvedGraceMs: e.NOMOS_APPROVED_GRACE_MS,
     },
     turnLeaseMs: e.NOMOS_TURN_LEASE_MS,
+    shutdownMs: e.NOMOS_SHUTDOWN_MS,
     sweepMs: e.NOMOS_SWEEP_MS,
     // A local server often needs no key; OpenAI itself needs one and no base URL.
     llm: e.OPENAI_BASE_URL || e.OPENAI_API_KEY ? { baseURL: e.OPENAI_BASE_URL ?? null, apiKey: e.OPENAI_API_KEY ?? 'none', model: e.NOMOS_MODEL } : null,

@@ -11,14 +11,13 @@ import { fleetCommand } from './fleet.ts';
 import { DEFAULT_REBUILD_BATCH_SIZE } from '../projections/projector.ts';
 import { rebuildCommand, statusCommand } from './projections.ts';
 import { serve } from './serve.ts';
-import { shutdownMs } from './shutdown.ts';
 
 const program = new Command('nomos').description('Nomos: an event-sourced backend for a resident operations agent').showHelpAfterError();
 
 program
   .command('serve')
   .description('start the HTTP API and the projectors (embedded PGlite in NOMOS_DATA_DIR unless DATABASE_URL is set)')
-  .action(async () => serve(loadConfig(), shutdownMs(process.env)));
+  .action(async () => serve(loadConfig()));
 
 program
   .command('migrate')

@@ -15,7 +15,8 @@ function listenProblem(error: unknown, host: string, port: number): string {
   return `cannot listen on ${host}:${port}: ${why}${typeof code === 'string' ? ` (${code})` : ''}`;
 }
 
-export async function serve(config: Config, shutdownMs: number): Promise<void> {
+export async function serve(config: Config): Promise<void> {
+  const { shutdownMs } = config;
   const release = config.databaseUrl ? null : await claimDataDir(config.dataDir, { create: true });
   const runtime = await openRuntime(config);
   const app = await buildApp({ runtime, readWaitMs: config.readWaitMs, bodyLimit: config.bodyLimit, logger: true, tokens: config.tokens });

@@ -1,17 +1,6 @@
 // How a service stops: the steps of a clean close in order under one deadline, and the signals that ask for
 // it. Whatever a step waits on (a client, a projector retrying a database that is gone), the deadline ends it.
-import { z } from 'zod';
-
-/** Long enough to drain requests that wait on the read models (NOMOS_READ_WAIT_MS's default), short for a service manager. */
-export const DEFAULT_SHUTDOWN_MS = 5_000;
-
-const ShutdownEnv = z.object({ NOMOS_SHUTDOWN_MS: z.coerce.number().int().min(100).max(600_000).default(DEFAULT_SHUTDOWN_MS) });
-
-export function shutdownMs(env: NodeJS.ProcessEnv): number {
-  const parsed = ShutdownEnv.safeParse({ NOMOS_SHUTDOWN_MS: env.NOMOS_SHUTDOWN_MS === '' ? undefined : env.NOMOS_SHUTDOWN_MS });
-  if (!parsed.success) throw new Error(`bad configuration: NOMOS_SHUTDOWN_MS: ${parsed.error.issues.map((i) => i.message).join('; ')}`);
-  return parsed.data.NOMOS_SHUTDOWN_MS;
-}
+// The deadline is configuration (NOMOS_SHUTDOWN_MS, src/config.ts).
 
 export interface CloseStep {
   /** What stays open while the step runs, as a log line names it. */

@@ -1,7 +1,8 @@
 // closeInOrder runs a service's close steps in order under one deadline: a step that never ends is named with
 // those after it, a step that fails does not keep the rest from closing.
 import { describe, expect, it } from 'vitest';
-import { closeInOrder, shutdownMs } from '../../src/cli/shutdown.ts';
+import { loadConfig } from '../../src/config.ts';
+import { closeInOrder } from '../../src/cli/shutdown.ts';
 
 describe('closeInOrder', () => {
   it('runs every step in order and reports nothing open when they finish in time', async () => {
@@ -44,10 +45,10 @@ describe('closeInOrder', () => {
 
 describe('NOMOS_SHUTDOWN_MS', () => {
   it('defaults, reads a number of milliseconds, and refuses nonsense by name', () => {
-    expect(shutdownMs({})).toBe(5_000);
-    expect(shutdownMs({ NOMOS_SHUTDOWN_MS: '' })).toBe(5_000);
-    expect(shutdownMs({ NOMOS_SHUTDOWN_MS: '1500' })).toBe(1_500);
-    expect(() => shutdownMs({ NOMOS_SHUTDOWN_MS: 'soon' })).toThrow(/NOMOS_SHUTDOWN_MS/);
-    expect(() => shutdownMs({ NOMOS_SHUTDOWN_MS: '0' })).toThrow(/NOMOS_SHUTDOWN_MS/);
+    expect(loadConfig({}).shutdownMs).toBe(5_000);
+    expect(loadConfig({ NOMOS_SHUTDOWN_MS: '' }).shutdownMs).toBe(5_000);
+    expect(loadConfig({ NOMOS_SHUTDOWN_MS: '1500' }).shutdownMs).toBe(1_500);
+    expect(() => loadConfig({ NOMOS_SHUTDOWN_MS: 'soon' })).toThrow(/NOMOS_SHUTDOWN_MS/);
+    expect(() => loadConfig({ NOMOS_SHUTDOWN_MS: '0' })).toThrow(/NOMOS_SHUTDOWN_MS/);
   });
 });

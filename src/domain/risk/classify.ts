@@ -1,15 +1,17 @@
 // The classifier: parses a command, unwraps wrappers, judges every simple command it would run and returns the most
-// severe verdict. Unknown or unparseable input is a config_mutation, never reversible_low.
+// severe verdict. Unknown or unparseable input is a config_mutation, never reversible_low; code that cannot be seen
+// before it runs (a piped script, a name known only at run time, another language's program) is destructive.
 import type { Invocation } from './args.ts';
 import { invocation } from './args.ts';
 import { isLongRunning } from './long.ts';
 import type { Redirect } from './parse.ts';
 import { parseShell } from './parse.ts';
+import { truncatesFile } from './redirects.ts';
 import type { RiskClass } from './risk-class.ts';
 import { severity } from './risk-class.ts';
 import type { Rule } from './rule.ts';
 import {
-  ASSIGNMENT_RULE, DYNAMIC_COMMAND_RULE, EMPTY_RULE, OPAQUE_RULE, REDIRECT_RULE, RULES_AFTER_WRAPPERS,
+  ASSIGNMENT_RULE, EMPTY_FILE_RULE, EMPTY_RULE, OPAQUE_CODE_RULE, OPAQUE_RULE, REDIRECT_RULE, RULES_AFTER_WRAPPERS,
   RULES_BEFORE_WRAPPERS, TOO_DEEP_RULE, UNKNOWN_RULE, UNPARSEABLE_RULE,
 } from './rules.ts';
 import { unwrap } from './unwrap.ts';
@@ -46,6 +48,12 @@ function redirectText(redirects: readonly Redirect[]): string {
   return redirects.map((r) => `${r.fd ?? ''}${r.op} ${r.target.text}`).join(' ');
 }
 
+/** A rule's finding on a command, with what in the command decided when the rule says. */
+function finding(rule: Rule, inv: Invocation): Finding {
+  const detail = rule.detail?.(inv);
+  return detail === undefined ? { rule, part: inv.text } : { rule, part: inv.text, why: `${rule.reason}: ${detail}` };
+}
+
 function walkScript(source: string, depth: number, walk: Walk): void {
   const parsed = parseShell(source);
   if (!parsed.ok) {
@@ -57,6 +65,8 @@ function walkScript(source: string, depth: number, walk: Walk): void {
     if (REDIRECT_RULE.match?.(inv)) walk.findings.push({ rule: REDIRECT_RULE, part: `${inv.text} ${redirectText(inv.redirects)}`.trim() });
     if (command.argv.length === 0) {
       if (command.assigns.length > 0) walk.findings.push({ rule: ASSIGNMENT_RULE, part: command.assigns.map((w) => w.text).join(' ') });
+      // `> file` with no command empties the file; a compound command's redirection gets the output of its parts.
+      if (!command.compound && inv.redirects.some(truncatesFile)) walk.findings.push({ rule: EMPTY_FILE_RULE, part: redirectText(inv.redirects) });
       continue;
     }
     walkCommand(inv, depth, walk);
@@ -71,20 +81,20 @@ function walkCommand(inv: Invocation, depth: number, walk: Walk): void {
   walk.visited.push(inv);
   if (inv.name === undefined) {
     walk.inner.push(inv.text);
-    walk.findings.push({ rule: DYNAMIC_COMMAND_RULE, part: inv.text });
+    walk.findings.push({ rule: OPAQUE_CODE_RULE, part: inv.text, why: `${OPAQUE_CODE_RULE.reason}: the command name is only known at run time` });
     return;
   }
   const own = firstMatch(RULES_BEFORE_WRAPPERS, inv);
   const payloads = unwrap(inv);
   if (payloads === undefined) {
     walk.inner.push(inv.text);
-    walk.findings.push({ rule: own ?? firstMatch(RULES_AFTER_WRAPPERS, inv) ?? UNKNOWN_RULE, part: inv.text });
+    walk.findings.push(finding(own ?? firstMatch(RULES_AFTER_WRAPPERS, inv) ?? UNKNOWN_RULE, inv));
     return;
   }
   // A wrapper is transparent unless it does something of its own (find -exec, strace -o, …).
   if (own !== undefined && severity(own.class) > severity('reversible_low')) {
     walk.inner.push(inv.text);
-    walk.findings.push({ rule: own, part: inv.text });
+    walk.findings.push(finding(own, inv));
   }
   for (const payload of payloads) {
     switch (payload.kind) {
@@ -96,10 +106,16 @@ function walkCommand(inv: Invocation, depth: number, walk: Walk): void {
         if (depth + 1 > MAX_DEPTH) walk.findings.push({ rule: TOO_DEEP_RULE, part: inv.text });
         else walkScript(payload.source, depth + 1, walk);
         break;
-      case 'unknown':
+      case 'unknown': {
+        const rule = payload.code === true ? OPAQUE_CODE_RULE : OPAQUE_RULE;
         walk.inner.push(inv.text);
-        walk.findings.push({ rule: OPAQUE_RULE, part: inv.text, why: `${OPAQUE_RULE.reason}: ${payload.why}` });
+        walk.findings.push({ rule, part: inv.text, why: `${rule.reason}: ${payload.why}` });
         break;
+      }
+      default: {
+        const never: never = payload;
+        throw new Error(`unhandled payload ${JSON.stringify(never)}`);
+      }
     }
   }
 }

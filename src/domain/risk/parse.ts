@@ -33,6 +33,8 @@ export interface SimpleCommand {
   readonly assigns: readonly Word[];
   readonly argv: readonly Word[];
   readonly redirects: readonly Redirect[];
+  /** True for the redirections of a compound command (`{ a; b; } > f`): its output comes from the commands inside. */
+  readonly compound: boolean;
 }
 
 export type ParseResult =
@@ -208,8 +210,8 @@ export function parseShell(src: string): ParseResult {
     const argv = argvOf(stmt.Cmd, source);
     const assigns = stmt.Cmd && nodeType(stmt.Cmd) === 'CallExpr' ? (stmt.Cmd as CallExpr).Assigns.map((a) => assignWord(a, source)) : [];
     // A compound command with redirections (`{ a; b; } > f`) still writes where they point.
-    if (argv !== undefined) commands.push({ assigns, argv, redirects });
-    else if (redirects.length > 0) commands.push({ assigns, argv: [], redirects });
+    if (argv !== undefined) commands.push({ assigns, argv, redirects, compound: false });
+    else if (redirects.length > 0) commands.push({ assigns, argv: [], redirects, compound: true });
     return true;
   });
   return { ok: true, commands };

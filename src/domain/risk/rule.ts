@@ -11,5 +11,7 @@ export interface Rule {
   readonly examples: readonly string[];
   /** Matches one simple command after unwrapping; absent for outcomes the walk decides itself (unparseable, empty, …). */
   readonly match?: (inv: Invocation) => boolean;
+  /** For a command the rule matched, what in it decided; the verdict's reason is then "<part>: <reason>: <detail>". */
+  readonly detail?: (inv: Invocation) => string | undefined;
 }
 

@@ -1,38 +1,11 @@
 // Rules for data loss and the irreversible.
 import type { Invocation } from './args.ts';
-import { hasFlag, hasWord, named, options, positionals, subcommand, values } from './args.ts';
+import { hasFlag, hasWord, named, positionals, subcommand, values } from './args.ts';
+import { DOCKER_VALUED, isComposeTool, isContainerTool } from './docker.ts';
 import type { Rule } from './rule.ts';
+import { isDestructiveSql, sqlOf } from './sql.ts';
 
 const lower = (inv: Invocation): string[] => values(inv).map((v) => v.toLowerCase());
-
-/** SQL statements that drop or empty tables or databases: DROP, TRUNCATE, or DELETE without a WHERE. */
-export function isDestructiveSql(sql: string): boolean {
-  return sql.split(';').some((statement) => {
-    const s = statement.trim().toUpperCase();
-    return /^(DROP|TRUNCATE)\b/.test(s) || (/^DELETE\s+FROM\b/.test(s) && !/\bWHERE\b/.test(s));
-  });
-}
-
-/** The SQL a database client is told to run with -c/--command (psql), -e/--execute (mysql) or as sqlite3's second operand. */
-export function sqlOf(inv: Invocation): string[] | undefined {
-  switch (inv.name ?? '') {
-    case 'psql':
-      return options(inv, 'cdfhLopUvTPF', ['--command', '--dbname', '--file', '--host', '--port', '--username', '--set', '--variable', '--output', '--log-file'])
-        .filter((o) => o.name === '-c' || o.name === '--command')
-        .map((o) => o.value ?? '');
-    case 'mysql':
-    case 'mariadb':
-      return options(inv, 'eDhuPpS', ['--execute', '--database', '--host', '--user', '--port', '--socket'])
-        .filter((o) => o.name === '-e' || o.name === '--execute')
-        .map((o) => o.value ?? '');
-    case 'sqlite3': {
-      const sql = positionals(inv)[1];
-      return sql === undefined ? [] : [sql];
-    }
-    default:
-      return undefined;
-  }
-}
 
 const PARTITION_READ_FLAGS = ['-p', '--print', '-i', '--info', '-v', '--verify', '-l', '--list', '-d', '--dump', '-s', '--show-size'];
 
@@ -53,6 +26,30 @@ function writesPartitionTable(inv: Invocation): boolean {
 }
 
 const ZFS_VALUED = ['-o', '-t', '-s', '-S', '-d'];
+
+/** Forced removal or bulk pruning of containers and images (volumes have their own rule below). */
+function removesContainers(inv: Invocation): boolean {
+  if (!isContainerTool(inv)) return false;
+  const [first, second] = positionals(inv, DOCKER_VALUED);
+  const force = hasFlag(inv, 'f', ['--force']);
+  const composeAction = isComposeTool(inv) ? first : first === 'compose' ? second : undefined;
+  if (composeAction !== undefined) return composeAction === 'rm' && force;
+  switch (first) {
+    case 'rm':
+    case 'rmi':
+      return force;
+    case 'container':
+    case 'image':
+    case 'pod':
+      if (second === 'rm' || second === 'remove') return force;
+      if (second === 'prune') return first !== 'image' || hasFlag(inv, 'a', ['--all']);
+      return false;
+    case 'system':
+      return second === 'prune' || second === 'reset';
+    default:
+      return false;
+  }
+}
 
 export const DESTRUCTIVE_RULES: readonly Rule[] = [
   {
@@ -149,17 +146,24 @@ export const DESTRUCTIVE_RULES: readonly Rule[] = [
     id: 'docker-volume-remove',
     class: 'destructive',
     reason: 'removing or pruning docker volumes deletes the data in them',
-    examples: ['docker volume rm netbird_data', 'docker volume prune -f', 'docker system prune -af --volumes', 'docker rm -v old', 'docker compose down -v'],
+    examples: ['docker volume rm netbird_data', 'docker volume prune -f', 'docker system prune -af --volumes', 'docker rm -v old', 'docker compose down -v', 'podman volume rm data'],
     match: (inv) => {
-      if (!named('docker', 'docker-compose')(inv)) return false;
+      if (!isContainerTool(inv)) return false;
       const args = values(inv);
       const [first, second] = positionals(inv);
       if (first === 'volume') return ['rm', 'remove', 'prune'].includes(second ?? '');
       if (first === 'system' && second === 'prune') return args.includes('--volumes');
       if (first === 'rm' || (first === 'container' && second === 'rm')) return hasFlag(inv, 'v', ['--volumes']);
-      const down = inv.name === 'docker-compose' ? first === 'down' : first === 'compose' && positionals(inv).includes('down');
+      const down = isComposeTool(inv) ? first === 'down' : first === 'compose' && positionals(inv).includes('down');
       return down && hasFlag(inv, 'v', ['--volumes']);
     },
+  },
+  {
+    id: 'container-remove',
+    class: 'destructive',
+    reason: 'force-removes containers or images, or prunes them in bulk: what was in them is lost',
+    examples: ['docker rm -f web', 'docker container rm --force web', 'docker rmi -f nginx:old', 'docker image prune -a', 'docker system prune -f', 'docker container prune', 'podman rm -af', 'podman system reset', 'docker compose rm -f'],
+    match: removesContainers,
   },
   {
     id: 'find-delete',
@@ -171,15 +175,21 @@ export const DESTRUCTIVE_RULES: readonly Rule[] = [
   {
     id: 'sql-destructive',
     class: 'destructive',
-    reason: 'DROP, TRUNCATE or DELETE without WHERE loses data',
+    reason: 'DROP, TRUNCATE, ALTER … DROP, or DELETE or UPDATE without WHERE loses data',
     examples: [
       `sudo -u postgres timeout 30 bash -c "psql -c 'DROP TABLE x'"`,
       "mysql -e 'DELETE FROM sessions' app",
       'psql -d app -c "TRUNCATE events"',
       "sqlite3 app.db 'drop table users'",
       'dropdb app',
+      'mysqladmin -f drop app',
+      "psql -c 'ALTER TABLE users DROP COLUMN email'",
+      "psql <<'EOF'\nDROP SCHEMA public CASCADE;\nEOF",
     ],
-    match: (inv) => named('dropdb')(inv) || (sqlOf(inv) ?? []).some(isDestructiveSql),
+    match: (inv) =>
+      named('dropdb')(inv) ||
+      (named('mysqladmin')(inv) && positionals(inv, ['-u', '-h', '-P', '-S', '--user', '--host', '--port', '--socket']).includes('drop')) ||
+      (sqlOf(inv) ?? []).some((sql) => sql !== undefined && isDestructiveSql(sql)),
   },
   {
     id: 'redis-flush',

@@ -1,7 +1,11 @@
 // Rules for changes that can be undone: they need an approval, but lose no data.
 import type { Invocation } from './args.ts';
 import { hasDynamicOption, hasFlag, hasWord, named, options, positionals, subcommand, values } from './args.ts';
+import { AWKS, awkWrites } from './awk.ts';
+import { isContainerTool } from './docker.ts';
+import { FIREWALL_TOOL } from './rules-firewall.ts';
 import type { Rule } from './rule.ts';
+import { sedWrites } from './sed.ts';
 
 /** Commands whose output options (or run-time-only arguments in their place) decide whether they write. */
 const FLAG_SENSITIVE = [
@@ -54,33 +58,9 @@ function wgetWrites(inv: Invocation): boolean {
   return sends || !(toStdout || spider);
 }
 
-/** The scripts sed runs: every -e/--expression, or else its first operand; undefined when read from a file (-f). */
-function sedScripts(inv: Invocation): string[] | undefined {
-  const opts = options(inv, 'efl', ['--expression', '--file', '--line-length']);
-  if (opts.some((o) => o.name === '-f' || o.name === '--file')) return undefined;
-  const scripts = opts.filter((o) => o.name === '-e' || o.name === '--expression').map((o) => o.value ?? '');
-  if (scripts.length > 0) return scripts;
-  const first = positionals(inv, ['-l', '--line-length'])[0];
-  return first === undefined ? [] : [first];
-}
-
-// sed's w/W commands and the s///w flag write files; e and s///e run commands.
-const SED_WRITES = /(^|[;{}\n]\s*|^\s*[0-9$/,!]*\S*?)[wWe](\s|$)|\/[gpiImMe0-9]*[we](\s|;|$)/;
-
-function sedWrites(inv: Invocation): boolean {
-  if (hasFlag(inv, 'i', ['--in-place'])) return true;
-  const scripts = sedScripts(inv);
-  return scripts === undefined || scripts.some((s) => SED_WRITES.test(s));
-}
-
-// awk's system(), output redirection and pipes run commands or write files.
-const AWK_WRITES = /\bsystem\s*\(|\bprintf?\b[^;}]*[>|]|\|\s*getline|\bfflush\b/;
-
-function awkWrites(inv: Invocation): boolean {
-  const opts = options(inv, 'fvFiE', ['--file', '--assign', '--field-separator', '--include']);
-  if (opts.some((o) => ['-f', '--file', '-E', '-i', '--include'].includes(o.name))) return true;
-  const program = positionals(inv, ['-v', '-F', '--assign', '--field-separator'])[0];
-  return program === undefined || AWK_WRITES.test(program);
+/** strace -o FILE writes the trace into FILE; -o /dev/null throws it away. */
+function writesTrace(inv: Invocation): boolean {
+  return options(inv, 'abeEIoOpPsSuUX', ['--output']).some((o) => (o.name === '-o' || o.name === '--output') && !HARMLESS_SINKS.includes(o.value ?? ''));
 }
 
 const SYSTEMD_TOOLS = ['systemctl', 'hostnamectl', 'timedatectl', 'localectl', 'loginctl', 'networkctl', 'resolvectl', 'service'];
@@ -90,7 +70,7 @@ export const MUTATION_RULES: readonly Rule[] = [
     id: 'dynamic-option',
     class: 'config_mutation',
     reason: 'an argument known only at run time could be an option that writes',
-    examples: ['curl $OPTS http://example.com', 'sed "$EXPR" /etc/hosts', 'sort $(cat flags) data.txt'],
+    examples: ['curl $OPTS http://example.com', 'find $DIR -name x', 'sort $(cat flags) data.txt'],
     match: (inv) => named(...FLAG_SENSITIVE)(inv) && hasDynamicOption(inv),
   },
   {
@@ -121,16 +101,16 @@ export const MUTATION_RULES: readonly Rule[] = [
   {
     id: 'sed-in-place',
     class: 'config_mutation',
-    reason: 'sed -i edits files in place (and w/e commands write files or run commands)',
-    examples: ["sed -i 's/a/b/' /etc/exports", "sed --in-place=.bak -e 's/x/y/' f", "sed -n 'w out.txt' in.txt", 'sed -f script.sed f'],
+    reason: 'sed -i edits files in place, and its w command writes files',
+    examples: ["sed -i 's/a/b/' /etc/exports", "sed --in-place=.bak -e 's/x/y/' f", "sed -n 'w out.txt' in.txt", "sed 's/a/b/w changed.txt' f"],
     match: (inv) => named('sed')(inv) && sedWrites(inv),
   },
   {
     id: 'awk-writes',
     class: 'config_mutation',
-    reason: 'the awk program runs commands or writes files',
-    examples: [`awk '{ system("rm " $1) }' list`, `awk '{ print > "out.txt" }' in`, 'gawk -i inplace \'{print}\' f'],
-    match: (inv) => named('awk', 'gawk', 'mawk')(inv) && awkWrites(inv),
+    reason: 'the awk program writes files',
+    examples: [`awk '{ print > "out.txt" }' in`, 'gawk -i inplace \'{print}\' f'],
+    match: (inv) => named(...AWKS)(inv) && awkWrites(inv),
   },
   {
     id: 'tee-file',
@@ -154,7 +134,7 @@ export const MUTATION_RULES: readonly Rule[] = [
     match: (inv) =>
       (named('sort')(inv) && hasFlag(inv, 'o', ['--output'])) ||
       (named('uniq')(inv) && positionals(inv, ['-f', '-s', '-w']).length > 1) ||
-      (named('strace', 'ltrace')(inv) && hasFlag(inv, 'o', ['--output'])) ||
+      (named('strace', 'ltrace')(inv) && writesTrace(inv)) ||
       (named('tcpdump')(inv) && hasFlag(inv, 'w')) ||
       (named('pg_dump', 'pg_dumpall')(inv) && hasFlag(inv, 'f', ['--file'])),
   },
@@ -206,7 +186,7 @@ export const CHANGE_RULES: readonly Rule[] = [
     id: 'file-change',
     class: 'config_mutation',
     reason: 'changes files, ownership or permissions',
-    examples: ['chown :10000 /mnt/media_local', 'chmod 2775 /mnt/x', 'mkdir -p /srv/a', 'mv a b', 'cp -a a b', 'touch /tmp/x', 'truncate -s 0 /var/log/big.log', 'ln -s a b', 'rmdir /media/media', 'rsync -a /src/ /dst/'],
+    examples: ['chown :10000 /mnt/media_local', 'chmod 2775 /mnt/x', 'mkdir -p /srv/a', 'mv a b', 'cp -a a b', 'touch /tmp/x', 'truncate -s +1G /srv/disk.img', 'ln -s a b', 'rmdir /media/media', 'rsync -a /src/ /dst/'],
     match: named('chown', 'chmod', 'chgrp', 'mkdir', 'mv', 'cp', 'touch', 'truncate', 'ln', 'rmdir', 'install', 'rsync', 'setfacl', 'chattr', 'mktemp', 'mkfifo', 'patch', 'tar', 'unzip', 'gzip', 'gunzip'),
   },
   {
@@ -227,8 +207,8 @@ export const CHANGE_RULES: readonly Rule[] = [
     id: 'docker-change',
     class: 'config_mutation',
     reason: 'changes containers, images or compose services',
-    examples: ['docker restart netbird-mgmt', 'docker compose up -d', 'docker compose pull', 'docker pull nginx', 'docker rm old', 'docker-compose up -d --build'],
-    match: named('docker', 'docker-compose'),
+    examples: ['docker restart netbird-mgmt', 'docker compose up -d', 'docker compose pull', 'docker pull nginx', 'docker rm old', 'docker-compose up -d --build', 'podman restart web'],
+    match: isContainerTool,
   },
   {
     id: 'zfs-change',
@@ -262,15 +242,15 @@ export const CHANGE_RULES: readonly Rule[] = [
     id: 'network-change',
     class: 'config_mutation',
     reason: 'changes addresses, routes, links or firewall rules',
-    examples: ['ip addr add 10.0.0.2/24 dev eth0', 'ip link set eth0 down', 'iptables -A INPUT -j DROP'],
-    match: named('ip', 'iptables', 'ip6tables', 'nft', 'ifup', 'ifdown'),
+    examples: ['ip addr add 10.0.0.2/24 dev eth0', 'ip link set eth0 down', 'iptables -A INPUT -j DROP', 'nft add rule inet filter input tcp dport 22 accept', 'ufw allow 22/tcp', 'firewall-cmd --add-port=8080/tcp'],
+    match: (inv) => named('ip', 'ifup', 'ifdown')(inv) || FIREWALL_TOOL(inv),
   },
   {
     id: 'database-change',
     class: 'config_mutation',
     reason: 'runs SQL or database commands that may change data',
-    examples: ["psql -c 'UPDATE users SET a=1 WHERE id=2'", 'redis-cli SET k v', 'psql -f migrate.sql', "mysql -e 'DELETE FROM t WHERE id=1'"],
-    match: named('psql', 'mysql', 'mariadb', 'sqlite3', 'redis-cli'),
+    examples: ["psql -c 'UPDATE users SET a=1 WHERE id=2'", 'redis-cli SET k v', "mysql -e 'DELETE FROM t WHERE id=1'", "sqlite3 app.db 'INSERT INTO t VALUES (1)'"],
+    match: named('psql', 'mysql', 'mariadb', 'sqlite3', 'redis-cli', 'clickhouse-client', 'mysqladmin'),
   },
   {
     id: 'git-change',

@@ -1,7 +1,10 @@
 // The read-only allowlist: commands and sub-commands that change nothing. Anything not here is at least a mutation.
 import type { Invocation } from './args.ts';
 import { hasFlag, named, positionals, subcommand, values } from './args.ts';
-import { isDestructiveSql, sqlOf } from './rules-destructive.ts';
+import { DOCKER_VALUED, isComposeTool, isContainerTool } from './docker.ts';
+import { onlyAsksVersion } from './interpreters.ts';
+import { FIREWALL_READ_RULE } from './rules-firewall.ts';
+import { hiddenInSql, isDestructiveSql, sqlOf } from './sql.ts';
 import type { Rule } from './rule.ts';
 
 const oneOf = (value: string | undefined, allowed: readonly string[]): boolean => value !== undefined && allowed.includes(value);
@@ -19,11 +22,10 @@ const DOCKER_GROUP_READ: Readonly<Record<string, readonly string[]>> = {
   compose: ['ps', 'logs', 'config', 'ls', 'images', 'top', 'version', 'port'],
   context: ['ls', 'list', 'inspect', 'show'],
 };
-const DOCKER_VALUED = ['-H', '--host', '-c', '--context', '--config', '-l', '--log-level', '-f', '--file', '-p', '--project-name', '--project-directory', '--env-file', '--profile'];
 
 function dockerReads(inv: Invocation): boolean {
   const [first, second] = positionals(inv, DOCKER_VALUED);
-  if (inv.name === 'docker-compose') return oneOf(first, DOCKER_GROUP_READ.compose ?? []);
+  if (isComposeTool(inv)) return oneOf(first, DOCKER_GROUP_READ.compose ?? []);
   if (first === undefined) return false;
   const group = DOCKER_GROUP_READ[first];
   return DOCKER_READ.includes(first) || (group !== undefined && oneOf(second, group));
@@ -87,7 +89,7 @@ function rcloneReads(inv: Invocation): boolean {
   return oneOf(sub, RCLONE_READ);
 }
 
-const SQL_READ = /^\s*(SELECT|SHOW|EXPLAIN(?!\s+ANALYZE)|\\[dlx]\S*|\\conninfo|TABLE\s)/i;
+const SQL_READ = /^\s*(SELECT|SHOW|EXPLAIN(?!\s+ANALYZE)|\\[dlx]\S*|\\conninfo|TABLE\s|\.(tables|schema|indexes|indices|databases|dbinfo)\b)/i;
 
 function databaseReads(inv: Invocation): boolean {
   if (named('redis-cli')(inv)) {
@@ -97,7 +99,7 @@ function databaseReads(inv: Invocation): boolean {
   const sql = sqlOf(inv);
   if (sql === undefined) return false;
   if (sql.length === 0) return named('psql')(inv) && hasFlag(inv, 'l', ['--list']);
-  return sql.every((s) => !isDestructiveSql(s) && s.split(';').every((part) => part.trim() === '' || SQL_READ.test(part)));
+  return sql.every((s) => s !== undefined && !isDestructiveSql(s) && hiddenInSql(s) === undefined && s.split(';').every((part) => part.trim() === '' || SQL_READ.test(part)));
 }
 
 function ipReads(inv: Invocation): boolean {
@@ -130,7 +132,18 @@ const READ_ONLY_TOOLS = [
   'numfmt', 'getfacl', 'lsattr', 'namei', 'systemd-analyze', 'env',
 ];
 
+/** Tools whose --version is known to print and exit (for interpreters see interpreters.ts). */
+const VERSION_TOOLS = ['psql', 'mysql', 'mariadb', 'sqlite3', 'redis-cli', 'mongosh', 'docker', 'podman', 'nerdctl', 'nft', 'iptables', 'ufw', 'firewall-cmd', 'sed', 'awk', 'gawk'];
+
 export const READ_RULES: readonly Rule[] = [
+  FIREWALL_READ_RULE,
+  {
+    id: 'version-query',
+    class: 'reversible_low',
+    reason: 'only prints its version or help',
+    examples: ['python3 --version', 'perl -v', 'node --version', 'php -v', 'psql --version', 'docker --version'],
+    match: (inv) => onlyAsksVersion(inv) || (named(...VERSION_TOOLS)(inv) && inv.args.length === 1 && oneOf(inv.args[0]?.value, ['--version', '-V', '-version'])),
+  },
   {
     id: 'systemd-read',
     class: 'reversible_low',
@@ -156,8 +169,8 @@ export const READ_RULES: readonly Rule[] = [
     id: 'docker-read',
     class: 'reversible_low',
     reason: 'only shows containers, images or compose state',
-    examples: ['docker ps -a', 'docker logs --tail 100 netbird-mgmt', 'docker inspect x', 'docker compose ps', 'docker compose logs -f web', 'docker stats --no-stream', 'docker volume ls'],
-    match: (inv) => named('docker', 'docker-compose')(inv) && dockerReads(inv),
+    examples: ['docker ps -a', 'docker logs --tail 100 netbird-mgmt', 'docker inspect x', 'docker compose ps', 'docker compose logs -f web', 'docker stats --no-stream', 'docker volume ls', 'podman ps -a'],
+    match: (inv) => isContainerTool(inv) && dockerReads(inv),
   },
   {
     id: 'zfs-read',
@@ -200,7 +213,7 @@ export const READ_RULES: readonly Rule[] = [
     id: 'database-read',
     class: 'reversible_low',
     reason: 'only runs queries that read',
-    examples: ["psql -c 'SELECT count(*) FROM events'", 'psql -l', 'redis-cli INFO', "mysql -e 'SHOW DATABASES'"],
+    examples: ["psql -c 'SELECT count(*) FROM events'", 'psql -l', 'redis-cli INFO', "mysql -e 'SHOW DATABASES'", "sqlite3 app.db '.tables'", "psql <<'EOF'\nSELECT 1;\nEOF"],
     match: databaseReads,
   },
   {

@@ -1,28 +1,27 @@
 // Every rule in the order the classifier tries them: the first whose matcher accepts a simple command decides it.
 // Destructive rules go first so that no allowlist entry can shadow them; the test suite proves each rule's examples.
 import { named } from './args.ts';
+import { writesFile } from './redirects.ts';
 import { DESTRUCTIVE_RULES } from './rules-destructive.ts';
+import { EMPTY_FILE_RULE } from './rules-empty-file.ts';
+import { FIREWALL_DESTRUCTIVE_RULE } from './rules-firewall.ts';
 import { CHANGE_RULES, MUTATION_RULES } from './rules-mutation.ts';
+import { OPAQUE_CODE_RULE } from './rules-opaque.ts';
 import { READ_RULES } from './rules-read.ts';
 import type { Rule } from './rule.ts';
 
-/** Bump whenever a rule changes: approvals hash it in, so a changed rule set never reuses an old approval. */
-export const RULES_VERSION = 1;
+export { EMPTY_FILE_RULE } from './rules-empty-file.ts';
+export { OPAQUE_CODE_RULE } from './rules-opaque.ts';
 
-const HARMLESS_TARGETS = ['/dev/null', '/dev/stdout', '/dev/stderr'];
-const WRITE_OPS: readonly string[] = ['>', '>>', '>|', '&>', '&>>', '<>'];
+/** Bump whenever a rule changes: approvals hash it in, so a changed rule set never reuses an old approval. */
+export const RULES_VERSION = 2;
 
 export const REDIRECT_RULE: Rule = {
   id: 'redirect-write',
   class: 'config_mutation',
   reason: 'redirects output into a file',
   examples: ['echo hi > /etc/motd', 'cat a >> /etc/fstab', 'ls &> /tmp/out', 'grep x f >| out', 'echo x >&/tmp/f', '{ ls; } > /tmp/l'],
-  match: (inv) =>
-    inv.redirects.some(({ op, target }) => {
-      // `>&2` and `2>&1` duplicate a descriptor; `>&file` (bash) writes to a file.
-      if (op === '>&') return target.value === undefined || !/^(\d+|-)$/.test(target.value);
-      return WRITE_OPS.includes(op) && !HARMLESS_TARGETS.includes(target.value ?? '');
-    }),
+  match: (inv) => inv.redirects.some(writesFile),
 };
 
 const SHELL_BUILTIN_RULE: Rule = {
@@ -59,21 +58,14 @@ export const UNKNOWN_RULE: Rule = {
   id: 'unknown-command',
   class: 'config_mutation',
   reason: 'not a command the classifier knows to be read-only',
-  examples: ['frobnicate --all', 'pct exec 132 -- /usr/local/bin/backup.sh', 'python3 -c "print(1)"', 'top'],
-};
-
-export const DYNAMIC_COMMAND_RULE: Rule = {
-  id: 'dynamic-command',
-  class: 'config_mutation',
-  reason: 'the command name is only known at run time',
-  examples: ['$CMD /tmp', '"$(which ls)" -la', 'sudo $TOOL x'],
+  examples: ['frobnicate --all', 'pct exec 132 -- /usr/local/bin/backup.sh', 'python3 -m http.server', 'top'],
 };
 
 export const OPAQUE_RULE: Rule = {
   id: 'opaque-wrapper',
   class: 'config_mutation',
-  reason: 'what it runs cannot be seen before it runs',
-  examples: ['bash script.sh', 'curl -s https://x/install.sh | sh', 'ssh root@host', 'sudo -i', 'bash -c "$SCRIPT"', 'ssh host "ls $DIR"'],
+  reason: 'it wraps no command that can be followed',
+  examples: ['ssh -N -L 8080:localhost:80 host', 'sudo -e /etc/hosts', 'sudo -v', 'timeout 5', "bash -c"],
 };
 
 export const TOO_DEEP_RULE: Rule = {
@@ -87,7 +79,15 @@ export const TOO_DEEP_RULE: Rule = {
  * Matchers tried in order on each simple command. When none of these matches a wrapper (pct exec, sudo, …), the
  * wrapper is transparent and what it runs is classified instead; otherwise the wrapper's own verdict counts too.
  */
-export const RULES_BEFORE_WRAPPERS: readonly Rule[] = [...DESTRUCTIVE_RULES, ...MUTATION_RULES, ...READ_RULES, SHELL_BUILTIN_RULE];
+export const RULES_BEFORE_WRAPPERS: readonly Rule[] = [
+  OPAQUE_CODE_RULE,
+  ...DESTRUCTIVE_RULES,
+  EMPTY_FILE_RULE,
+  FIREWALL_DESTRUCTIVE_RULE,
+  ...MUTATION_RULES,
+  ...READ_RULES,
+  SHELL_BUILTIN_RULE,
+];
 
 /** Tried when a command is no wrapper and nothing above matched; UNKNOWN_RULE decides when none of these matches. */
 export const RULES_AFTER_WRAPPERS: readonly Rule[] = CHANGE_RULES;
@@ -101,7 +101,6 @@ export const RULES: readonly Rule[] = [
   ASSIGNMENT_RULE,
   UNPARSEABLE_RULE,
   UNKNOWN_RULE,
-  DYNAMIC_COMMAND_RULE,
   OPAQUE_RULE,
   TOO_DEEP_RULE,
 ];

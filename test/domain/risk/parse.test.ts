@@ -29,8 +29,9 @@ describe('parseShell', () => {
     expect(cmd?.redirects.map((r) => [r.fd, r.op, r.target.value])).toEqual([['2', '>&', '1'], [undefined, '>', '/tmp/x']]);
   });
 
-  it('keeps redirections of a compound command as a command without argv', () => {
-    expect(commands('{ ls; } > /tmp/l').map((c) => [c.argv.length, c.redirects.length])).toEqual([[0, 1], [1, 0]]);
+  it('keeps redirections of a compound command as a command without argv, told apart from a bare redirection', () => {
+    expect(commands('{ ls; } > /tmp/l').map((c) => [c.argv.length, c.redirects.length, c.compound])).toEqual([[0, 1, true], [1, 0, false]]);
+    expect(commands('> /tmp/l').map((c) => [c.argv.length, c.redirects.length, c.compound])).toEqual([[0, 1, false]]);
   });
 
   it('returns the syntax error instead of throwing', () => {

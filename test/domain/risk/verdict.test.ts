@@ -32,7 +32,8 @@ describe('reason', () => {
   });
 
   it('says why a wrapper is opaque', () => {
-    expect(classify('bash /root/fix.sh').reason).toContain('it runs the script file /root/fix.sh');
+    expect(classify('bash /root/fix.sh').reason).toBe('bash /root/fix.sh: runs code that is not visible in the command line: it runs the script file /root/fix.sh');
+    expect(classify('ssh -N -L 8080:localhost:80 host').reason).toContain('it only opens a tunnel');
   });
 
   it('carries the parser error for unparseable input', () => {

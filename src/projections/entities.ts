@@ -201,3 +201,16 @@ export async function entityCounts(db: Queryable): Promise<Array<{ type: string;
   const { rows } = await db.query<{ type: string; state: string; count: number }>('SELECT type, state, count(*)::int AS count FROM entities GROUP BY type, state ORDER BY type, state');
   return rows.map((r) => ({ ...r, count: Number(r.count) }));
 }
+
+/**
+ * The SSH address of each registered host that is not destroyed, to its slug: how the retry cap knows that an
+ * `ssh ADDRESS …` hop from one host runs on another. An address two hosts share names the first by slug.
+ */
+export async function hostAddresses(db: Queryable): Promise<Map<string, string>> {
+  const { rows } = await db.query<{ ssh_host: string; slug: string }>(
+    "SELECT ssh_host, slug FROM entities WHERE type = 'host' AND state <> 'destroyed' AND ssh_host IS NOT NULL ORDER BY slug",
+  );
+  const addresses = new Map<string, string>();
+  for (const { ssh_host, slug } of rows) if (!addresses.has(ssh_host)) addresses.set(ssh_host, slug);
+  return addresses;
+}

@@ -4,10 +4,13 @@
 import { NotFound, RuleViolation, type CommandMetadata } from '../messages.ts';
 import type { SessionExecutionCommand } from './commands.ts';
 import type { SessionEvent } from './events.ts';
-import type { Approval, Execution, SessionState } from './state.ts';
+import type { Approval, Execution, SessionState, UnsuccessfulAttempt } from './state.ts';
 
-/** Failed or timed-out runs of the same command on the same target after which run refuses it. */
-export const RETRY_CAP = 3;
+/**
+ * Attempts of the same command on the same final target that did not succeed (failed, timed out, unreachable,
+ * host key refused, lost) after which run refuses it: the next request after this many is refused.
+ */
+export const RETRY_CAP = 2;
 export const MAX_ASSENT_MINUTES = 240;
 
 type CommandOf<T extends SessionExecutionCommand['type']> = Extract<SessionExecutionCommand, { type: T }>;
@@ -94,10 +97,9 @@ function decideRequest(command: CommandOf<'request_execution'>, state: SessionSt
     const detail = `Execution ${running.executionId} of the same command on ${target} is still running. Check it with get_execution_status (it may be hung: inspect with ps, strace, lsof) instead of starting it again.`;
     return [requested, { type: 'ExecutionRefused', data: { execution_id, reason: 'already_running', detail } }];
   }
-  const failures = state.failuresByHash.get(command_hash) ?? 0;
-  if (failures >= RETRY_CAP) {
-    const detail = `This command failed or timed out ${failures} times on ${target} in this session. Do not run it again: investigate why (ps, strace -p, lsof, logs) or ask the operator.`;
-    return [requested, { type: 'ExecutionRefused', data: { execution_id, reason: 'retry_cap', detail } }];
+  const failures = state.failuresByHash.get(command_hash) ?? [];
+  if (failures.length >= RETRY_CAP) {
+    return [requested, { type: 'ExecutionRefused', data: { execution_id, reason: 'retry_cap', detail: retryCapHint(failures, target) } }];
   }
   if (verdict.risk_class === 'reversible_low') return [requested];
   if (verdict.risk_class === 'config_mutation' && state.assentUntil !== null && state.assentUntil > meta.now) return [requested];
@@ -106,6 +108,30 @@ function decideRequest(command: CommandOf<'request_execution'>, state: SessionSt
     requested,
     { type: 'ApprovalRequested', data: { approval_id: meta.commandId, execution_id, command: text, target, risk_class: verdict.risk_class, binding, expires_at } },
   ];
+}
+
+const ATTEMPT_WORDS: Record<UnsuccessfulAttempt, string> = {
+  failed: 'failed',
+  timed_out: 'timed out',
+  unreachable: 'unreachable',
+  host_key_mismatch: 'host key refused',
+  lost: 'lost',
+};
+
+/** What the refusal says: how the attempts ended, and what to do instead of a next attempt. */
+function retryCapHint(failures: readonly UnsuccessfulAttempt[], target: string): string {
+  const tally = (Object.keys(ATTEMPT_WORDS) as UnsuccessfulAttempt[])
+    .map((kind) => [kind, failures.filter((f) => f === kind).length] as const)
+    .filter(([, n]) => n > 0)
+    .map(([kind, n]) => `${n} ${ATTEMPT_WORDS[kind]}`);
+  const unreached = failures.every((f) => f === 'unreachable' || f === 'host_key_mismatch');
+  const why = unreached
+    ? 'The target could not be reached: check its address, SSH port and host key, or ask the operator.'
+    : 'Inspect why instead (ps, strace -f -p PID, lsof, the logs), or ask the operator.';
+  return (
+    `This command did not succeed ${failures.length} times on the same final target as ${target} in this session (${tally.join(', ')}), ` +
+    `however it is wrapped (sh -c, sudo, ssh, pct exec). Do not run it again. ${why}`
+  );
 }
 
 function requireOpen(state: SessionState, action: string): void {

@@ -1,6 +1,6 @@
 // What a session's deciders need to know, folded from its events. Holds only what a rule reads;
 // everything a client wants to see lives in the read models.
-import type { SessionEvent, StepStatus } from './events.ts';
+import type { RefusalReason, SessionEvent, StepStatus } from './events.ts';
 
 export type SessionStatus = 'none' | 'active' | 'done' | 'failed' | 'deleted';
 
@@ -41,6 +41,38 @@ export interface Execution {
   readonly approvalId: string | null;
 }
 
+/**
+ * How an attempt to run a command did not succeed. A refusal for unreachable, a host key mismatch or lost
+ * counts as much as a failed run: the command was sent to run and did not. Refusals where nothing was
+ * attempted (the cap itself, already running, a binding mismatch) are not attempts.
+ */
+export type UnsuccessfulAttempt = 'failed' | 'timed_out' | 'unreachable' | 'host_key_mismatch' | 'lost';
+
+/**
+ * A failed run whose server stopped before it ended: the sweep that finds it records an error starting with
+ * 'lost' (src/execution/sweeps.ts), as the event has no field of its own for it.
+ */
+export function isLostRun(failed: { readonly error: string | null }): boolean {
+  return failed.error?.startsWith('lost') === true;
+}
+
+function attemptRefused(reason: RefusalReason): UnsuccessfulAttempt | null {
+  switch (reason) {
+    case 'unreachable':
+    case 'host_key_mismatch':
+    case 'lost':
+      return reason;
+    case 'retry_cap':
+    case 'already_running':
+    case 'binding_mismatch':
+      return null;
+    default: {
+      const unhandled: never = reason;
+      throw new Error(`attemptRefused: unhandled reason ${String(unhandled)}`);
+    }
+  }
+}
+
 export interface Approval {
   readonly approvalId: string;
   readonly executionId: string;
@@ -63,8 +95,8 @@ export interface SessionState {
   readonly pendingApprovalIds: readonly string[];
   readonly executions: ReadonlyMap<string, Execution>;
   readonly approvals: ReadonlyMap<string, Approval>;
-  /** Failed or timed-out executions per command hash: what the retry cap counts, rebuilt from the events. */
-  readonly failuresByHash: ReadonlyMap<string, number>;
+  /** Attempts that did not succeed, per command hash, in order: what the retry cap counts, rebuilt from the events. */
+  readonly failuresByHash: ReadonlyMap<string, readonly UnsuccessfulAttempt[]>;
   /** config_mutation runs without asking until then; null when no assent window is open. */
   readonly assentUntil: string | null;
   /** The agent's turn in progress, if any, and whether someone asked it to stop. */
@@ -98,11 +130,13 @@ function withApproval(state: SessionState, approvalId: string, status: Approval[
   return { ...state, approvals, pendingApprovalIds: state.pendingApprovalIds.filter((id) => id !== approvalId) };
 }
 
-function failed(state: SessionState, executionId: string, status: 'failed' | 'timed_out'): SessionState {
+/** An execution that ended without success; counted once, and only when it was still on its way to run. */
+function unsuccessful(state: SessionState, executionId: string, status: 'failed' | 'timed_out' | 'refused', attempt: UnsuccessfulAttempt | null): SessionState {
+  const current = state.executions.get(executionId);
   const next = withExecution(state, executionId, { status });
-  const hash = state.executions.get(executionId)?.commandHash;
-  if (hash === undefined) return next;
-  return { ...next, failuresByHash: new Map(next.failuresByHash).set(hash, (next.failuresByHash.get(hash) ?? 0) + 1) };
+  if (current === undefined || attempt === null || !['runnable', 'approved', 'running'].includes(current.status)) return next;
+  const attempts = [...(next.failuresByHash.get(current.commandHash) ?? []), attempt];
+  return { ...next, failuresByHash: new Map(next.failuresByHash).set(current.commandHash, attempts) };
 }
 
 /** The execution an approval decision moves, and where to. */
@@ -169,15 +203,15 @@ export function evolve(state: SessionState, event: SessionEvent): SessionState {
       return { ...state, executions: new Map(state.executions).set(d.execution_id, execution) };
     }
     case 'ExecutionRefused':
-      return withExecution(state, event.data.execution_id, { status: 'refused' });
+      return unsuccessful(state, event.data.execution_id, 'refused', attemptRefused(event.data.reason));
     case 'ExecutionStarted':
       return withExecution(state, event.data.execution_id, { status: 'running' });
     case 'ExecutionSucceeded':
       return withExecution(state, event.data.execution_id, { status: 'succeeded' });
     case 'ExecutionFailed':
-      return failed(state, event.data.execution_id, 'failed');
+      return unsuccessful(state, event.data.execution_id, 'failed', isLostRun(event.data) ? 'lost' : 'failed');
     case 'ExecutionTimedOut':
-      return failed(state, event.data.execution_id, 'timed_out');
+      return unsuccessful(state, event.data.execution_id, 'timed_out', 'timed_out');
     case 'ApprovalRequested': {
       const d = event.data;
       const approval: Approval = { approvalId: d.approval_id, executionId: d.execution_id, expiresAt: d.expires_at, status: 'pending' };

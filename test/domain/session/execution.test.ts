@@ -1,8 +1,7 @@
-// Running commands: what runs at once, what waits for an approval, the retry cap, the assent window, and
-// approvals bound to exactly what will run — given events → when command → then events (or the rule).
+// Running commands: what runs at once, what waits for an approval, the assent window, and approvals bound to
+// exactly what will run (the retry cap is retry-cap.test.ts) — given events → when command → then events (or the rule).
 import { describe, expect, it } from 'vitest';
 import type { SessionExecutionCommand } from '../../../src/domain/session/commands.ts';
-import { RETRY_CAP } from '../../../src/domain/session/decide-execution.ts';
 import type { RiskClass, SessionEvent } from '../../../src/domain/session/events.ts';
 import { COMMAND_ID, given, meta, started, taskCompleted } from './given.ts';
 
@@ -29,14 +28,6 @@ function requested(execution_id: string, risk: RiskClass, hash = 'h-chown'): Ses
 }
 
 const startedEx = (execution_id: string): SessionEvent => ({ type: 'ExecutionStarted', data: { execution_id } });
-const failedEx = (execution_id: string): SessionEvent => ({
-  type: 'ExecutionFailed',
-  data: { execution_id, exit_code: 1, signal: null, error: null, stdout_tail: '', stderr_tail: 'no', duration_ms: 5 },
-});
-const timedOut = (execution_id: string): SessionEvent => ({
-  type: 'ExecutionTimedOut',
-  data: { execution_id, limit_ms: 1000, stdout_tail: '', stderr_tail: '', duration_ms: 1000 },
-});
 
 describe('request_execution', () => {
   it('lets a read-only command run at once', () => {
@@ -71,27 +62,6 @@ describe('request_execution', () => {
     const open: SessionEvent = { type: 'AssentOpened', data: { until: '2026-07-20T10:30:00.000Z', minutes: 30 } };
     const closed: SessionEvent = { type: 'AssentClosed', data: { reason: 'task completed' } };
     expect(given(started, open, closed).when(request('e1', 'config_mutation')).map((e) => e.type)).toContain('ApprovalRequested');
-  });
-
-  it(`refuses the ${RETRY_CAP + 1}th run of a command that failed or timed out ${RETRY_CAP} times, and says what to do instead`, () => {
-    const history = [
-      started,
-      ...requested('e1', 'reversible_low'), startedEx('e1'), failedEx('e1'),
-      ...requested('e2', 'reversible_low'), startedEx('e2'), timedOut('e2'),
-      ...requested('e3', 'reversible_low'), startedEx('e3'), failedEx('e3'),
-    ];
-    const events = given(...history).when(request('e4', 'reversible_low'));
-    expect(events.map((e) => e.type)).toEqual(['ExecutionRequested', 'ExecutionRefused']);
-    expect(events[1]!.data).toMatchObject({ execution_id: 'e4', reason: 'retry_cap' });
-    expect(JSON.stringify(events[1]!.data)).toMatch(/investigate|ask the operator/);
-    // A different command (another hash) is not capped.
-    expect(given(...history).when(request('e5', 'reversible_low', 'h-other')).map((e) => e.type)).toEqual(['ExecutionRequested']);
-  });
-
-  it('does not count successes or refusals towards the cap', () => {
-    const ok: SessionEvent = { type: 'ExecutionSucceeded', data: { execution_id: 'e1', exit_code: 0, stdout_tail: '', stderr_tail: '', duration_ms: 1 } };
-    const history = [started, ...requested('e1', 'reversible_low'), startedEx('e1'), ok, ...requested('e2', 'reversible_low'), startedEx('e2'), failedEx('e2')];
-    expect(given(...history).when(request('e3', 'reversible_low')).map((e) => e.type)).toEqual(['ExecutionRequested']);
   });
 
   it('refuses to start a command again while the same one is still running (it may be hung)', () => {

@@ -12,6 +12,7 @@
 //   Approval*                 pending_approvals, approvals_requested, approvals_expired and the blocker facts
 //   TurnFailed                the blocker facts
 //   Execution*                executions_count, failed_executions, targets (and entities) and the blocker facts
+//                             (runs refused by the cap, unreachable, for a host key; failed, timed out, lost)
 //   SessionDeleted            drops the session's rows
 // Events of a session without a row (never started, or deleted) change nothing.
 //
@@ -22,14 +23,16 @@ import type { Queryable } from '../ports/db.ts';
 import type { ProjectedEvent } from '../ports/event-store.ts';
 import { BLOCKER_RULES_VERSION, type BlockerEvidence, deriveBlocker } from '../domain/session/blocker.ts';
 import { entitySlugsIn } from '../domain/session/entities.ts';
-import { Outcome, sessionEventSchemas, type SessionEvent, type TurnFailureReason } from '../domain/session/events.ts';
+import { isLostRun } from '../domain/session/state.ts';
+import { Outcome, type RefusalReason, sessionEventSchemas, type SessionEvent, type TurnFailureReason } from '../domain/session/events.ts';
 import { RowSet, type TableShape } from './batch.ts';
 import { livePositionSql } from './checkpoints.ts';
 import type { Projection } from './projection.ts';
 import { byteOrder, occurredAt, sessionEventsIn } from './rows.ts';
 
 /** Tables and rules together: the blocker rules' version is part of it, so new rules rebuild the model. */
-const TABLES_VERSION = 3;
+// 4: the blocker facts of migration 016.
+const TABLES_VERSION = 4;
 
 // ---- the projection ----
 
@@ -73,9 +76,29 @@ interface SessionRow {
   task_approvals_expired: number;
   task_approvals_denied: number;
   task_approvals_orphaned: number;
+  task_approvals_requested: number;
+  /** Refused by the retry cap. */
   task_executions_refused: number;
   task_executions_timed_out: number;
+  task_executions_failed: number;
+  task_executions_lost: number;
+  task_executions_unreachable: number;
+  task_executions_host_key_refused: number;
 }
+
+/** The blocker facts a task starts with: all zero, in a started session and after a reopen. */
+const NEW_TASK = {
+  task_approvals_expired: 0,
+  task_approvals_denied: 0,
+  task_approvals_orphaned: 0,
+  task_approvals_requested: 0,
+  task_executions_refused: 0,
+  task_executions_timed_out: 0,
+  task_executions_failed: 0,
+  task_executions_lost: 0,
+  task_executions_unreachable: 0,
+  task_executions_host_key_refused: 0,
+} as const satisfies Partial<SessionRow>;
 
 /** A started session's row: the table's column defaults (test/projections/batching.test.ts holds them equal). */
 function startedSession(id: string, at: string): SessionRow {
@@ -105,11 +128,7 @@ function startedSession(id: string, at: string): SessionRow {
     turn_message_id: null,
     last_assistant_text: null,
     last_turn_failure: null,
-    task_approvals_expired: 0,
-    task_approvals_denied: 0,
-    task_approvals_orphaned: 0,
-    task_executions_refused: 0,
-    task_executions_timed_out: 0,
+    ...NEW_TASK,
   };
 }
 
@@ -255,16 +274,13 @@ class SessionsBatch {
           blocker: null,
           blocker_evidence: null,
           closed_at: null,
-          task_approvals_expired: 0,
-          task_approvals_denied: 0,
-          task_approvals_orphaned: 0,
-          task_executions_refused: 0,
-          task_executions_timed_out: 0,
+          ...NEW_TASK,
         });
         return;
       case 'ApprovalRequested':
         row.pending_approval_ids = [...row.pending_approval_ids, e.data.approval_id];
         row.approvals_requested += 1;
+        row.task_approvals_requested += 1;
         return;
       case 'ApprovalGranted':
         return resolveApproval(row, e.data.approval_id, {});
@@ -284,15 +300,16 @@ class SessionsBatch {
         return;
       case 'ExecutionFailed':
         row.failed_executions += 1;
-        return;
+        if (isLostRun(e.data)) row.task_executions_lost += 1;
+        else row.task_executions_failed += 1;
+        return fillBlocker(row);
       case 'ExecutionTimedOut':
         row.failed_executions += 1;
         row.task_executions_timed_out += 1;
-        return;
+        return fillBlocker(row);
       case 'ExecutionRefused':
-        // Only the retry cap speaks of a tool that kept failing; other refusals (a key mismatch) are not the tool's error.
-        if (e.data.reason === 'retry_cap') row.task_executions_refused += 1;
-        return;
+        countRefusal(row, e.data.reason);
+        return fillBlocker(row);
       case 'ToolCallCompleted':
       case 'GoalSuperseded':
       case 'PlanProposed':
@@ -337,12 +354,38 @@ function resolveApproval(row: SessionRow, approvalId: string, counts: { expired?
   if (counts.orphaned === true) row.task_approvals_orphaned += 1;
 }
 
+/** Refusals where nothing was attempted (already running, a binding mismatch) are no blocker fact. */
+function countRefusal(row: SessionRow, reason: RefusalReason): void {
+  switch (reason) {
+    case 'retry_cap':
+      row.task_executions_refused += 1;
+      return;
+    case 'unreachable':
+      row.task_executions_unreachable += 1;
+      return;
+    case 'host_key_mismatch':
+      row.task_executions_host_key_refused += 1;
+      return;
+    case 'lost':
+      row.task_executions_lost += 1;
+      return;
+    case 'already_running':
+    case 'binding_mismatch':
+      return;
+    default: {
+      const unhandled: never = reason;
+      throw new Error(`sessions projection: unhandled refusal ${String(unhandled)}`);
+    }
+  }
+}
+
 /**
- * The agent's final text usually trails complete_task in the same turn, and often says what blocked it.
- * Text arriving while the session is closed may fill in a missing blocker, but never replaces one.
+ * The agent's final text usually trails complete_task in the same turn, and often says what blocked it; a run
+ * may end after it too. What arrives while the session is closed may fill in a blocker that is still unknown,
+ * but never replaces a known one.
  */
 function fillBlocker(row: SessionRow): void {
-  if (row.status === 'active' || row.outcome === null || row.blocker !== null) return;
+  if (row.status === 'active' || row.outcome === null || (row.blocker !== null && row.blocker !== 'unknown')) return;
   setBlocker(row);
 }
 
@@ -355,8 +398,13 @@ function setBlocker(row: SessionRow): void {
     approvalsPendingAtEnd: row.pending_approval_ids.length + row.task_approvals_orphaned,
     approvalsExpired: row.task_approvals_expired,
     approvalsDenied: row.task_approvals_denied,
+    approvalsRequested: row.task_approvals_requested,
     executionsRefused: row.task_executions_refused,
     executionsTimedOut: row.task_executions_timed_out,
+    executionsFailed: row.task_executions_failed,
+    executionsLost: row.task_executions_lost,
+    executionsUnreachable: row.task_executions_unreachable,
+    executionsHostKeyRefused: row.task_executions_host_key_refused,
     lastTurnFailure: row.last_turn_failure,
     lastAssistantText: row.last_assistant_text,
   });

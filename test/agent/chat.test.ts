@@ -105,17 +105,19 @@ describe.each(databases)('the agent on $name', (database) => {
       if (results.some((r) => r.includes('retry_cap'))) {
         return results.at(-1)!.includes('retry_cap') && !results.some((r) => r.includes('"outcome"'))
           ? call('complete_task', { outcome: 'partial', summary: 'the command keeps failing; stopped by the retry cap' })
-          : { content: 'I stopped: the same command failed three times. Someone needs to look at /nonexistent.' };
+          : { content: 'I stopped: the same command failed twice. Someone needs to look at /nonexistent.' };
       }
       return call('run', { target: 'host:peer', command: 'cat /nonexistent/file' });
     });
     const messages = stored(await chat('read /nonexistent/file on host:peer'));
     const runs = messages.filter((m) => m.type === 'tool_result' && m.data.result?.execution_id);
-    expect(runs.map((m) => m.data.result.status)).toEqual(['failed', 'failed', 'failed', 'refused']);
+    // Two attempts that did not succeed, then the third is refused.
+    expect(runs.map((m) => m.data.result.status)).toEqual(['failed', 'failed', 'refused']);
+    expect(runs[2]!.data.result).toMatchObject({ reason: 'retry_cap' });
     const done = messages.at(-1)!;
     const view = await server.request('GET', `/sessions/${done.session_id}?min_position=${done.id}`);
-    expect(view.body.session).toMatchObject({ outcome: 'partial', blocker: 'tool_error', failed_executions: 3 });
-    expect(view.body.session.blocker_evidence.detail).toMatch(/retry cap/);
+    expect(view.body.session).toMatchObject({ outcome: 'partial', blocker: 'tool_error', failed_executions: 2 });
+    expect(view.body.session.blocker_evidence).toEqual({ source: 'event', detail: '1 execution refused by the retry cap, 2 executions failed' });
   });
 
   it('resumes a cut connection with Last-Event-ID: every message exactly once', async () => {

@@ -1,12 +1,14 @@
 // The sessions read model on real databases: the aggregates an audit needs without reading a transcript,
 // times taken from the events (closed_at stays the completion time), a truthful pending_approvals, the
-// blocker from approvals and from the agent's words, and the list's filters and keyset pages.
+// blocker from approvals, executions and the agent's words (never null for partial or failed; words the facts
+// contradict set aside), and the list's filters and keyset pages.
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/ports/db.ts';
 import { MIGRATIONS_DIR } from '../../src/adapters/db/migrate.ts';
 import type { StoredEvent } from '../../src/ports/event-store.ts';
+import type { RefusalReason } from '../../src/domain/session/events.ts';
 import {
   getSession,
   InvalidCursorError,
@@ -18,6 +20,8 @@ import {
 } from '../../src/projections/sessions.ts';
 import { databases, type TestDb } from '../support/databases.ts';
 import { applyEvents, SessionFeed, turn } from './feed.ts';
+
+const NOTHING = 'no fact and no phrase in the last message or the summary named a cause';
 
 function started(at: string, id: string = randomUUID()): SessionFeed {
   const feed = new SessionFeed(id, at);
@@ -133,10 +137,10 @@ describe.each(databases)('sessions projection on $name', (database) => {
 
   it('reopening clears outcome, summary, blocker and closed_at, and an open session lasts until now', async () => {
     const feed = started('2026-01-10T08:00:00.000Z');
-    turn(feed, { user: 'rclone backup is broken', text: 'The RC API call was flagged as config_mutation.' });
+    turn(feed, { user: 'rclone backup is broken', text: "I can't run the RC API call from here." });
     complete(feed, 'partial');
     await project(feed);
-    expect(await session(feed.sessionId)).toMatchObject({ status: 'done', outcome: 'partial', blocker: 'classifier_overreach' });
+    expect(await session(feed.sessionId)).toMatchObject({ status: 'done', outcome: 'partial', blocker: 'missing_capability' });
 
     feed.add('SessionReopened', { previous_status: 'done' }, { at: '2026-01-12T08:00:00.000Z' });
     feed.add('UserMessagePosted', { message_id: randomUUID(), text: 'lets just close this session' });
@@ -221,17 +225,17 @@ describe.each(databases)('sessions projection on $name', (database) => {
     expect(await session(feed.sessionId)).toMatchObject({ blocker: 'missing_capability', blocker_evidence: { source: 'text', detail: "I can't run" } });
   });
 
-  it('text after completion fills a missing blocker but never replaces one', async () => {
+  it('text after completion fills an unknown blocker but never replaces a known one', async () => {
     const unexplained = started('2026-07-19T15:00:00.000Z');
     const { messageId } = turn(unexplained, { user: 'restart sabnzbd', tools: [{ name: 'complete_task' }] });
     complete(unexplained, 'partial');
     await project(unexplained);
-    expect((await session(unexplained.sessionId)).blocker).toBeNull();
-    unexplained.add('AssistantMessageRecorded', { message_id: messageId, text: 'Both restarts are queued for approval.' });
+    expect(await session(unexplained.sessionId)).toMatchObject({ blocker: 'unknown', blocker_evidence: { source: 'none', detail: NOTHING } });
+    unexplained.add('AssistantMessageRecorded', { message_id: messageId, text: 'There is no tool to restart sabnzbd.' });
     await project(unexplained);
     expect(await session(unexplained.sessionId)).toMatchObject({
-      blocker: 'approval_timeout',
-      blocker_evidence: { source: 'text', detail: 'queued for approval' },
+      blocker: 'missing_capability',
+      blocker_evidence: { source: 'text', detail: 'There is no tool to' },
       assistant_message_count: 1,
     });
 
@@ -278,7 +282,126 @@ describe.each(databases)('sessions projection on $name', (database) => {
     turn(recovered, { user: 'please', text: 'Here is half of it.' });
     complete(recovered, 'partial');
     await project(recovered);
-    expect((await session(recovered.sessionId)).blocker).toBeNull();
+    expect(await session(recovered.sessionId)).toMatchObject({ blocker: 'unknown', blocker_evidence: { source: 'none', detail: NOTHING } });
+  });
+
+  /** A run of `cat` on host:b as the execution events record it, ended as `end` says (lost_run: failed, lost while running). */
+  function execution(feed: SessionFeed, end: 'succeeded' | 'failed' | 'lost_run' | 'timed_out' | RefusalReason, options: { started?: boolean } = {}): string {
+    const execution_id = randomUUID();
+    const verdict = { risk_class: 'reversible_low' as const, reason: 'reads', rule: 'read', inner_commands: ['cat /etc/hostname'] };
+    feed.add('ExecutionRequested', { execution_id, target: 'host:b', command: 'cat /etc/hostname', verdict, rules_version: '1', command_hash: 'h', binding: 'b', known_long: false });
+    // Refused as lost: approved, but never started.
+    if (options.started ?? !['retry_cap', 'already_running', 'binding_mismatch', 'lost'].includes(end)) feed.add('ExecutionStarted', { execution_id });
+    const tails = { stdout_tail: '', stderr_tail: '', duration_ms: 5 };
+    if (end === 'succeeded') feed.add('ExecutionSucceeded', { execution_id, exit_code: 0, ...tails });
+    else if (end === 'failed') feed.add('ExecutionFailed', { execution_id, exit_code: 1, signal: null, error: null, ...tails });
+    else if (end === 'lost_run') feed.add('ExecutionFailed', { execution_id, exit_code: null, signal: null, error: 'lost: the server running it stopped before it ended', ...tails });
+    else if (end === 'timed_out') feed.add('ExecutionTimedOut', { execution_id, limit_ms: 1000, ...tails });
+    else feed.add('ExecutionRefused', { execution_id, reason: end, detail: end });
+    return execution_id;
+  }
+
+  it('the storm story: runs refused as unreachable, stopped by the cap, end partial with target_unreachable', async () => {
+    const feed = started('2026-07-20T14:00:00.000Z');
+    turn(feed, { user: 'read the hostname of host:b', tools: [{ name: 'run' }, { name: 'run' }, { name: 'run' }] });
+    execution(feed, 'unreachable');
+    execution(feed, 'unreachable', { started: false });
+    execution(feed, 'retry_cap');
+    const { messageId } = turn(feed, { tools: [{ name: 'complete_task' }] });
+    complete(feed, 'partial', 'could not read the hostname');
+    feed.add('AssistantMessageRecorded', { message_id: messageId, text: 'I stopped after the same command failed three times; the host looks unreachable' });
+    // Applied as a rebuild applies it, in one batch, and as the live projector does, one event at a time: the same row.
+    const events = [...feed.events.splice(0)];
+    await db.transaction((tx) => sessionsProjection.applyBatch(tx, events));
+    const batched = await session(feed.sessionId);
+    expect(batched).toMatchObject({
+      outcome: 'partial',
+      executions_count: 3,
+      blocker: 'target_unreachable',
+      blocker_evidence: { source: 'event', detail: '2 executions refused as unreachable, 1 execution refused by the retry cap' },
+    });
+    for (const table of ['session_tool_counts', 'session_entities']) await db.query(`DELETE FROM ${table} WHERE session_id = $1`, [feed.sessionId]);
+    await db.query('DELETE FROM sessions WHERE id = $1', [feed.sessionId]);
+    await applyEvents(db, sessionsProjection, events);
+    expect(await session(feed.sessionId)).toEqual(batched);
+  });
+
+  it('failed, lost and host-key-refused runs are facts: tool_error or target_unreachable, with their counts', async () => {
+    const ran = started('2026-07-20T14:10:00.000Z');
+    execution(ran, 'succeeded');
+    execution(ran, 'failed');
+    execution(ran, 'lost_run');
+    execution(ran, 'lost');
+    execution(ran, 'timed_out');
+    execution(ran, 'already_running');
+    execution(ran, 'binding_mismatch');
+    turn(ran, { text: "I can't run commands inside vm:zimaos directly." });
+    complete(ran, 'failed');
+    await project(ran);
+    expect(await session(ran.sessionId)).toMatchObject({
+      failed_executions: 3,
+      blocker: 'tool_error',
+      blocker_evidence: { source: 'event', detail: '1 execution timed out, 1 execution failed, 2 executions lost' },
+    });
+
+    const keyed = started('2026-07-20T14:20:00.000Z');
+    execution(keyed, 'host_key_mismatch');
+    execution(keyed, 'failed');
+    complete(keyed, 'partial');
+    await project(keyed);
+    expect(await session(keyed.sessionId)).toMatchObject({
+      blocker: 'target_unreachable',
+      blocker_evidence: { source: 'event', detail: '1 execution refused for a host key mismatch, 1 execution failed' },
+    });
+  });
+
+  it('a run that ends after completion fills an unknown blocker', async () => {
+    const feed = started('2026-07-20T14:30:00.000Z');
+    const execution_id = randomUUID();
+    const verdict = { risk_class: 'reversible_low' as const, reason: 'reads', rule: 'read', inner_commands: ['sleep 100'] };
+    feed.add('ExecutionRequested', { execution_id, target: 'host:b', command: 'sleep 100', verdict, rules_version: '1', command_hash: 'h', binding: 'b', known_long: false });
+    feed.add('ExecutionStarted', { execution_id });
+    complete(feed, 'partial');
+    await project(feed);
+    expect((await session(feed.sessionId)).blocker).toBe('unknown');
+    feed.add('ExecutionFailed', { execution_id, exit_code: null, signal: null, error: 'lost: the server running it stopped', stdout_tail: '', stderr_tail: '', duration_ms: 9 });
+    await project(feed);
+    expect(await session(feed.sessionId)).toMatchObject({ blocker: 'tool_error', blocker_evidence: { source: 'event', detail: '1 execution lost' } });
+  });
+
+  it('the README example: "queued for approval" with no approval requested is set aside, not approval_timeout', async () => {
+    const feed = started('2026-07-20T15:00:00.000Z');
+    turn(feed, { user: 'the rclone backup is broken', tools: [{ name: 'run', args: { target: 'lxc:rclone', command: 'systemctl status rclone-backup.timer' } }], text: 'The timer is fine; the container runs out of memory.' });
+    complete(feed, 'partial', 'diagnosed OOM; memory change queued for approval');
+    await project(feed);
+    expect(await session(feed.sessionId)).toMatchObject({
+      approvals_requested: 0,
+      blocker: 'unknown',
+      blocker_evidence: { source: 'none', detail: `${NOTHING}; set aside: 'queued for approval' (summary: no approval was requested)` },
+    });
+  });
+
+  it('the facts a phrase is checked against are the last task’s: an approval before a reopen does not back it', async () => {
+    const feed = started('2026-07-20T15:30:00.000Z');
+    feed.add('ApprovalRequested', { approval_id: 'q1', execution_id: 'xq1', command: 'systemctl restart rclone', target: 'lxc:rclone', risk_class: 'config_mutation', binding: 'b', expires_at: '2026-07-20T16:30:00.000Z' });
+    feed.add('ApprovalGranted', { approval_id: 'q1' });
+    execution(feed, 'unreachable');
+    complete(feed, 'partial', 'restart queued for approval');
+    await project(feed);
+    expect(await session(feed.sessionId)).toMatchObject({ blocker: 'target_unreachable', blocker_evidence: { source: 'event', detail: '1 execution refused as unreachable' } });
+
+    feed.add('SessionReopened', { previous_status: 'done' });
+    turn(feed, { user: 'and the timer?', text: 'The timer change is queued for approval.' });
+    complete(feed, 'partial', 'timer change queued for approval');
+    await project(feed);
+    expect(await session(feed.sessionId)).toMatchObject({
+      approvals_requested: 1,
+      blocker: 'unknown',
+      blocker_evidence: {
+        source: 'none',
+        detail: `${NOTHING}; set aside: 'queued for approval' (last message: no approval was requested), 'queued for approval' (summary: no approval was requested)`,
+      },
+    });
   });
 
   it('forgets a deleted session, and later events do not bring it back', async () => {
@@ -319,7 +442,17 @@ describe.each(databases)('listing sessions on $name', (database) => {
   const fleet: Array<{ key: string; at: string; build: (feed: SessionFeed) => void }> = [
     { key: 'success', at: '2026-07-14T08:00:00.000Z', build: (f) => (turn(f, { user: 'apt audit', tools: [{ name: 'run', args: { target: 'host:netbird-vps' } }], text: 'done' }), complete(f, 'success')) },
     { key: 'abandoned', at: '2026-07-15T08:00:00.000Z', build: (f) => (turn(f, { user: 'rclone', tools: [{ name: 'run', args: { target: 'lxc:rclone' } }], text: 'OK, I will close this session.' }), complete(f, 'partial')) },
-    { key: 'classifier', at: '2026-07-16T08:00:00.000Z', build: (f) => (turn(f, { user: 'rclone', tools: [{ name: 'run', args: { target: 'lxc:rclone' } }], text: 'curl was flagged as config_mutation.' }), complete(f, 'partial')) },
+    {
+      key: 'classifier',
+      at: '2026-07-16T08:00:00.000Z',
+      build: (f) => {
+        turn(f, { user: 'rclone', tools: [{ name: 'run', args: { target: 'lxc:rclone' } }], text: 'curl was flagged as config_mutation.' });
+        // Asked for, and granted: the classifier did stand in the way, so the phrase stands.
+        f.add('ApprovalRequested', { approval_id: 'k1', execution_id: 'xk1', command: 'curl -X POST rc/sync', target: 'lxc:rclone', risk_class: 'config_mutation', binding: 'b', expires_at: '2026-07-16T09:00:00.000Z' });
+        f.add('ApprovalGranted', { approval_id: 'k1' });
+        complete(f, 'partial');
+      },
+    },
     { key: 'failed', at: '2026-07-17T08:00:00.000Z', build: (f) => (turn(f, { user: 'zimaos', tools: [{ name: 'run', args: { target: 'vm:zimaos' } }], text: 'vm: targets are not supported.' }), complete(f, 'failed')) },
     { key: 'active', at: '2026-07-18T08:00:00.000Z', build: (f) => void turn(f, { user: 'rclone again', tools: [{ name: 'get_entity', args: { slug: 'lxc:rclone' } }] }) },
     { key: 'tieA', at: '2026-07-19T08:00:00.000Z', build: (f) => void turn(f, { user: 'hello', text: 'hi' }) },
@@ -407,7 +540,7 @@ describe.each(databases)('listing sessions on $name', (database) => {
       summary: 'ended partial',
       blocker: 'classifier_overreach',
       outcome: 'partial',
-      closed_at: '2026-07-16T08:00:05.000Z', // started, then four events of its turn, then TaskCompleted, a second apart
+      closed_at: '2026-07-16T08:00:07.000Z', // started, four events of its turn, an approval asked and granted, then TaskCompleted, a second apart
     });
     const limited = await recentUnfinishedSessions(db, { excludeSessionId: 'none', since: new Date('2026-07-01T00:00:00.000Z'), limit: 2 });
     expect(limited.map((r) => r.id)).toEqual([ids.failed, ids.classifier]);

@@ -35,7 +35,7 @@ function sourced(inv: Invocation): string | undefined {
 /** at and batch run the shell commands of their input (or -f file) later; crontab installs a file of them. */
 function scheduled(inv: Invocation): string | undefined {
   if (named('at', 'batch')(inv)) {
-    const listing = values(inv).some((v) => ['-l', '-r', '-d', '-c', '-V'].includes(v)) || named('atq', 'atrm')(inv);
+    const listing = values(inv).some((v) => ['-l', '-r', '-d', '-c', '-V'].includes(v));
     return listing ? undefined : `${inv.name ?? 'at'} schedules shell commands read from its input or a file`;
   }
   if (named('crontab')(inv)) {

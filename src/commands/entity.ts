@@ -187,15 +187,23 @@ async function runnable(store: EventStore, slug: string): Promise<Entity> {
   return entity;
 }
 
+/** The inventory says too little to reach the target (no SSH address, a guest without host or Proxmox id). */
+export class TargetUnreachable extends RuleViolation {
+  constructor(detail: string) {
+    super('target_unreachable', detail);
+  }
+}
+
 function sshHostOf(host: Entity): SshHost {
-  if (host.ssh === null) throw new Error(`host ${host.slug} has no ssh connection data`);
+  if (host.ssh === null) throw new TargetUnreachable(`${host.slug} has no SSH address in the inventory (register it with ssh: {host, port, user})`);
   return { slug: host.slug, address: host.ssh.host, port: host.ssh.port, user: host.ssh.user, hostKey: host.hostKey };
 }
 
 /**
  * Where a command on `slug` runs: a host through its own SSH connection, a container or VM through its
  * parent host's, with its Proxmox id. Throws NotFound unknown_entity, RuleViolation entity_destroyed (the
- * entity or its host), or RuleViolation not_runnable for a slug that names no host, container or VM.
+ * entity or its host), RuleViolation not_runnable for a slug that names no host, container or VM, or
+ * TargetUnreachable when the inventory lacks what a connection needs.
  */
 export async function resolveTarget(store: EventStore, slug: string): Promise<ExecTarget> {
   const type = EntityType.safeParse(slug.split(':', 1)[0]);
@@ -204,7 +212,7 @@ export async function resolveTarget(store: EventStore, slug: string): Promise<Ex
   }
   const entity = await runnable(store, slug);
   if (entity.type === 'host') return { kind: 'host', host: sshHostOf(entity) };
-  if (entity.parent === null || entity.pveId === null) throw new Error(`guest ${slug} has no parent or pve_id`);
+  if (entity.parent === null || entity.pveId === null) throw new TargetUnreachable(`${slug} has no parent host or Proxmox id in the inventory, so nothing can reach it`);
   const host = await loadEntity(store, entity.parent);
   if (host === null) throw new NotFound('entity', `${slug} runs on ${entity.parent}, which is not in the inventory`, 'unknown_entity');
   if (host.state === 'destroyed') throw new RuleViolation('entity_destroyed', `${slug} runs on ${entity.parent}, which is destroyed`);

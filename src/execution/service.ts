@@ -10,8 +10,9 @@ import { retryIdentity } from '../domain/session/retry-identity.ts';
 import { quoteValue } from '../domain/risk/quote.ts';
 import type { ExecutionOutcome } from '../domain/session/commands.ts';
 import type { RefusalReason, SessionEvent, Verdict } from '../domain/session/events.ts';
+import { hostAddresses } from '../projections/entities.ts';
 import { type ApprovalView, getApproval, getExecution } from '../projections/executions.ts';
-import { pinHostKey, resolveTarget } from '../commands/entity.ts';
+import { pinHostKey, resolveTarget, TargetUnreachable } from '../commands/entity.ts';
 import type { CommandContext, CommandDeps } from '../commands/context.ts';
 import { runSessionCommand } from '../commands/session.ts';
 import { type ExecHandle, type ExecResult, type ExecTarget, type Executor, ExecutorConnectError, HostKeyMismatchError } from '../ports/executor.ts';
@@ -73,6 +74,7 @@ export interface InspectRow {
 }
 
 export const SYSTEM = { role: 'system', id: 'executor' } as const;
+const NO_KEY = 'no SSH key is configured (set NOMOS_SSH_KEY to a private key file)';
 const APPROVAL_LOOKUP_WAIT_MS = 3_000;
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 const sleep = (ms: number) => new Promise<null>((resolve) => setTimeout(() => resolve(null), ms));
@@ -103,7 +105,15 @@ export class ExecutionService {
 
   async run(sessionId: string, input: { target: string; command: string }, ctx: CommandContext): Promise<RunReply> {
     const verdict = classify(input.command);
-    const target = await resolveTarget(this.deps.store, input.target);
+    // A target nothing can reach (no key configured, no address known) is refused before anyone is asked to approve it.
+    let target: ExecTarget | null = null;
+    let unreachable = this.executor ? undefined : NO_KEY;
+    try {
+      target = await resolveTarget(this.deps.store, input.target);
+    } catch (error) {
+      if (!(error instanceof TargetUnreachable)) throw error;
+      unreachable = error.message;
+    }
     const execution_id = this.deps.newId();
     const known_long = isKnownLong(input.command);
     const handled = await runSessionCommand(this.deps, sessionId, {
@@ -113,10 +123,12 @@ export class ExecutionService {
       command: input.command,
       verdict,
       rules_version: String(RULES_VERSION),
-      command_hash: commandHashOf(target, input.command),
-      binding: bindingOf(input.command, target),
+      // An ssh hop to a registered host names that host as the final target.
+      command_hash: target ? commandHashOf(target, input.command, /\bssh\b/.test(input.command) ? await hostAddresses(this.deps.readDb) : undefined) : sha256(retryIdentity({ kind: 'host', host: input.target, pveId: null }, input.command)),
+      binding: target ? bindingOf(input.command, target) : sha256(JSON.stringify({ command: input.command, where: input.target, rules: RULES_VERSION })),
       known_long,
       approval_ttl_ms: this.settings.approvalTtlMs,
+      ...(unreachable !== undefined && { unreachable }),
     }, ctx);
     const base = { execution_id, target: input.target, verdict, position: handled.position };
     const refused = find(handled.events, 'ExecutionRefused');
@@ -131,6 +143,7 @@ export class ExecutionService {
         hint: `${verdict.risk_class}: waiting for an operator (POST /approvals/${approval.data.approval_id}/approve). Do not resubmit it; ask the operator or carry on with something else.`,
       };
     }
+    if (target === null) throw new Error(`execution ${execution_id}: an unreachable target was not refused`);
     return this.start(sessionId, execution_id, input.command, target, input.target, verdict, known_long, ctx);
   }
 
@@ -273,7 +286,7 @@ export class ExecutionService {
 
     let handle: ExecHandle;
     try {
-      if (!this.executor) throw new ExecutorConnectError(target.host.slug, 'no SSH key is configured (set NOMOS_SSH_KEY to a private key file)');
+      if (!this.executor) throw new ExecutorConnectError(target.host.slug, NO_KEY);
       handle = await this.executor.start(target, command, { hardLimitMs: this.settings.hardLimitMs });
     } catch (error) {
       const reason: RefusalReason = error instanceof HostKeyMismatchError ? 'host_key_mismatch' : 'unreachable';

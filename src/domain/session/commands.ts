@@ -84,6 +84,8 @@ export type SessionExecutionCommand =
       binding: string;
       known_long: boolean;
       approval_ttl_ms: number;
+      /** Set when the command layer already knows nothing can reach the target (no key, no address): refused at once, never asked for. */
+      unreachable?: string;
     }
   | { type: 'start_execution'; execution_id: string; binding: string }
   | { type: 'finish_execution'; execution_id: string; outcome: ExecutionOutcome }

@@ -101,6 +101,8 @@ function decideRequest(command: CommandOf<'request_execution'>, state: SessionSt
   if (failures.length >= RETRY_CAP) {
     return [requested, { type: 'ExecutionRefused', data: { execution_id, reason: 'retry_cap', detail: retryCapHint(failures, target) } }];
   }
+  // Nothing can reach the target (no key, no address): refused now, never put before an operator to approve.
+  if (command.unreachable !== undefined) return [requested, { type: 'ExecutionRefused', data: { execution_id, reason: 'unreachable', detail: command.unreachable } }];
   if (verdict.risk_class === 'reversible_low') return [requested];
   if (verdict.risk_class === 'config_mutation' && state.assentUntil !== null && state.assentUntil > meta.now) return [requested];
   const expires_at = new Date(Date.parse(meta.now) + command.approval_ttl_ms).toISOString();

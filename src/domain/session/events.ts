@@ -76,7 +76,7 @@ export const sessionEventSchemas = {
     command: z.string(),
     verdict: Verdict,
     rules_version: z.string(),
-    /** Hash of the normalised command and its target: the retry cap counts failures per hash. */
+    /** Hash of the final command on its final target (wrappers aside): the retry cap counts attempts that did not succeed per hash. */
     command_hash: z.string(),
     /** Hash of exactly what will run (command, resolved target, rules version): an approval is bound to it. */
     binding: z.string(),

@@ -60,7 +60,7 @@ describe.each(databases)('a retry storm on $name', (database) => {
     });
     const res = await fetch(`${server.url}/chat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message: 'make it work, try as often as you like' }) });
     const messages = await readSse(res, (m) => m.type === 'done', 60_000);
-    const sessionId = messages[0]!.session_id as string;
+    const sessionId = messages[0]!.session_id;
     const done = messages.at(-1)!;
     const events: any[] = (await server.request('GET', `/sessions/${sessionId}/events`)).body.events;
     const view = await until('the session in the read model', async () => {

@@ -70,7 +70,8 @@ describe.each(databases)('sessions API on $name', (database) => {
       turn_count: 1,
       entities: ['host:strong', 'lxc:rclone'],
     });
-    expect(s.blocker).toBe('approval_timeout');
+    // Its words say "queued for approval", but no approval was requested in it: the facts win.
+    expect(s.blocker).toBe('unknown');
     expect(s.closed_at).not.toBeNull();
     expect(Date.parse(s.last_active_at)).toBeGreaterThanOrEqual(Date.parse(s.closed_at));
     expect(s.top_tools).toEqual([
@@ -302,9 +303,19 @@ describe.each(databases)('sessions API on $name', (database) => {
   it('takes the blocker from the summary when the last message names no cause', async () => {
     const id = await create();
     await command(id, { type: 'record_assistant_message', text: 'The timer is fine; the container runs out of memory.' });
+    const done = await command(id, { type: 'complete_task', outcome: 'partial', summary: 'diagnosed OOM; there is no tool to resize the container' });
+    const res = await server.request('GET', `/sessions/${id}?min_position=${done.position}`);
+    expect(res.body.session).toMatchObject({ blocker: 'missing_capability', blocker_evidence: { source: 'summary', detail: 'there is no tool to' } });
+  });
+
+  it('sets aside a summary saying "queued for approval" when no approval was ever requested: the facts win, and the blocker is unknown, never null', async () => {
+    const id = await create();
+    await command(id, { type: 'record_assistant_message', text: 'The timer is fine; the container runs out of memory.' });
     const done = await command(id, { type: 'complete_task', outcome: 'partial', summary: 'diagnosed OOM; memory change queued for approval' });
     const res = await server.request('GET', `/sessions/${id}?min_position=${done.position}`);
-    expect(res.body.session).toMatchObject({ blocker: 'approval_timeout', blocker_evidence: { source: 'summary', detail: 'queued for approval' } });
+    expect(res.body.session.blocker).toBe('unknown');
+    expect(res.body.session.blocker_evidence).toMatchObject({ source: 'none' });
+    expect(res.body.session.blocker_evidence.detail).toContain("set aside: 'queued for approval' (summary: no approval was requested)");
   });
 
   it('stores command output carrying NUL characters (which PostgreSQL cannot hold) as U+FFFD instead of failing', async () => {

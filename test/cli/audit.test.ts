@@ -49,7 +49,7 @@ function block(stdout: string, id: string): string {
 describe.each(databases)('nomos audit on $name', (database) => {
   let server: TestServer;
   let env: Record<string, string>;
-  const ids: Record<'fixed' | 'queued' | 'queuedAgain' | 'broken' | 'open', string> = { fixed: '', queued: '', queuedAgain: '', broken: '', open: '' };
+  const ids: Record<'fixed' | 'noTool' | 'noToolAgain' | 'broken' | 'open', string> = { fixed: '', noTool: '', noToolAgain: '', broken: '', open: '' };
 
   beforeAll(async () => {
     server = await startTestServer(database);
@@ -74,8 +74,8 @@ describe.each(databases)('nomos audit on $name', (database) => {
       return id;
     };
     ids.fixed = await session('Fix the rclone backup so it completes instead of OOM-killing', ['run', 'run', 'get_entity'], 'Memory raised; the backup ran.', 'success');
-    ids.queued = await session('Change the owner of /mnt/media', ['run', 'classify_command'], 'The chown is queued for approval.', 'partial', 'chown queued');
-    ids.queuedAgain = await session('Upgrade packages on host:netbird-vps', ['run'], 'The upgrade is queued for approval.', 'partial', 'upgrade queued');
+    ids.noTool = await session('Change the owner of /mnt/media', ['run', 'classify_command'], 'There is no tool to change the owner on the NFS export.', 'partial', 'chown not done');
+    ids.noToolAgain = await session('Upgrade packages on host:netbird-vps', ['run'], 'There is no tool to reach the VPS package manager.', 'partial', 'upgrade not done');
     ids.broken = await session('Restart the media server', ['run', 'run'], 'The restart failed with exit code 2.', 'failed', 'restart failed');
     ids.open = await session(null, ['whoami'], null, null);
     const read = await server.request('GET', `/sessions?min_position=${position}&limit=1`);
@@ -96,7 +96,7 @@ describe.each(databases)('nomos audit on $name', (database) => {
         '  Outcome ✅ (success) · Blocker: none · Severity: cosmetic',
       ].join('\n'),
     );
-    expect(block(run.stdout, ids.queued)).toMatch(/Tool calls: 2 across 1 turns · Top tools: classify_command:1, run:1\n.*\n {2}Outcome ⚠️ \(partial\) · Blocker: approval_timeout · Severity: friction$/);
+    expect(block(run.stdout, ids.noTool)).toMatch(/Tool calls: 2 across 1 turns · Top tools: classify_command:1, run:1\n.*\n {2}Outcome ⚠️ \(partial\) · Blocker: missing_capability · Severity: friction$/);
     expect(block(run.stdout, ids.broken)).toMatch(/Tool calls: 2 across 1 turns · Top tools: run:2\n.*\n {2}Outcome ❌ \(failed\) · Blocker: tool_error · Severity: blocker$/);
     expect(block(run.stdout, ids.open)).toBe(
       [
@@ -109,7 +109,7 @@ describe.each(databases)('nomos audit on $name', (database) => {
     );
     expect(run.stdout).toContain('Summary: 5 sessions');
     expect(run.stdout).toContain('Outcomes: ✅ success 1 · ⚠️ partial 2 · ❌ failed 1 · ⏳ active 1');
-    expect(run.stdout).toContain('Blockers: approval_timeout:2, tool_error:1');
+    expect(run.stdout).toContain('Blockers: missing_capability:2, tool_error:1');
     expect(run.stdout).toContain('Top tools: run:6, classify_command:1, get_entity:1, whoami:1');
     expect(run.stdout).toContain('Median tool calls per session: 2');
   });
@@ -118,8 +118,8 @@ describe.each(databases)('nomos audit on $name', (database) => {
     const partial = await nomos(['audit', '--since', '1h', '--outcome', 'partial'], env);
     expect(partial.code, partial.stderr).toBe(0);
     expect(partial.stdout.match(/^Session: /gm)).toHaveLength(2);
-    block(partial.stdout, ids.queued);
-    block(partial.stdout, ids.queuedAgain);
+    block(partial.stdout, ids.noTool);
+    block(partial.stdout, ids.noToolAgain);
     expect(partial.stdout).toContain('Outcomes: ✅ success 0 · ⚠️ partial 2 · ❌ failed 0 · ⏳ active 0');
     const errors = await nomos(['audit', '--since', '1h', '--blocker', 'tool_error'], env);
     expect(errors.code, errors.stderr).toBe(0);
@@ -134,12 +134,12 @@ describe.each(databases)('nomos audit on $name', (database) => {
     const page = await server.request('GET', '/sessions?limit=200&since=1h');
     expect(report.sessions.map((s: { id: string }) => s.id)).toEqual(page.body.sessions.map((s: { id: string }) => s.id));
     expect(report.as_of_position).toBeLessThanOrEqual(page.body.as_of_position);
-    expect(report.sessions.find((s: { id: string }) => s.id === ids.queued)).toEqual({
-      id: ids.queued,
+    expect(report.sessions.find((s: { id: string }) => s.id === ids.noTool)).toEqual({
+      id: ids.noTool,
       title: 'Change the owner of /mnt/media',
       objective: 'Change the owner of /mnt/media',
       outcome: 'partial',
-      blocker: 'approval_timeout',
+      blocker: 'missing_capability',
       severity: 'friction',
       message_count: 2,
       user_message_count: 1,
@@ -155,7 +155,7 @@ describe.each(databases)('nomos audit on $name', (database) => {
       sessions: 5,
       outcomes: { success: 1, partial: 2, failed: 1, active: 1 },
       blockers: [
-        { blocker: 'approval_timeout', count: 2 },
+        { blocker: 'missing_capability', count: 2 },
         { blocker: 'tool_error', count: 1 },
       ],
       top_tools: [

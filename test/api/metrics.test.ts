@@ -2,7 +2,9 @@
 // from the read models, a position and lag line for every projection.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databases } from '../support/databases.ts';
+import { SshExecutor } from '../../src/adapters/ssh/executor.ts';
 import { type TestServer, startTestServer } from '../support/server.ts';
+import { ed25519KeyPair } from '../support/ssh-peer.ts';
 
 interface Sample {
   name: string;
@@ -31,7 +33,9 @@ function parseMetrics(text: string): Sample[] {
 describe.each(databases)('metrics on $name', (database) => {
   let server: TestServer;
   beforeAll(async () => {
-    server = await startTestServer(database, { tokens: [{ role: 'auditor', name: 'audit', token: 'auditor-token-1' }, { role: 'operator', name: 'ops', token: 'operator-token-1' }] });
+    // A key is configured (a run would be refused as unreachable without one), but nothing here is approved, so nothing connects.
+    const executor = new SshExecutor({ privateKey: Buffer.from(ed25519KeyPair().private) });
+    server = await startTestServer(database, { executor, tokens: [{ role: 'auditor', name: 'audit', token: 'auditor-token-1' }, { role: 'operator', name: 'ops', token: 'operator-token-1' }] });
   });
   afterAll(async () => {
     await server?.close();

@@ -6,7 +6,7 @@ import type { Db } from '../../src/ports/db.ts';
 import type { StoredEvent } from '../../src/ports/event-store.ts';
 import { type EntityEventOf, type EntityEventType, parseEntityEvent } from '../../src/domain/entity/events.ts';
 import { entityStream } from '../../src/domain/entity/stream.ts';
-import { entitiesProjection, getEntity, getRelations, listEntities } from '../../src/projections/entities.ts';
+import { entitiesProjection, getEntity, getRelations, hostAddresses, listEntities } from '../../src/projections/entities.ts';
 import { databases, type TestDb } from '../support/databases.ts';
 import { applyEvents } from './feed.ts';
 
@@ -158,5 +158,35 @@ describe.each(databases)('entities projection on $name', (database) => {
     await project(stored('lxc:rclone', 'EntityUpdated', { parent: 'host:third', pve_id: 150 }));
     expect(await getEntity(db, 'lxc:rclone')).toMatchObject({ parent: 'host:third', pve_id: 150 });
     expect((await getEntity(db, 'host:strong'))?.children).toEqual([]);
+  });
+});
+
+describe.each(databases)('hostAddresses on $name', (database) => {
+  let t: TestDb;
+  let db: Db;
+
+  beforeAll(async () => {
+    t = await database.open();
+    db = t.db;
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('is empty with no hosts', async () => {
+    expect(await hostAddresses(db)).toEqual(new Map());
+  });
+
+  it('maps each live host’s SSH address to its slug, following re-registrations and destruction', async () => {
+    await applyEvents(db, entitiesProjection, [
+      host('a', '10.0.0.6'),
+      host('b', '10.0.0.7'),
+      host('c', '10.0.0.8'),
+      host('twin', '10.0.0.6'), // an address two hosts share names the first by slug
+      stored('lxc:web', 'EntityRegistered', { slug: 'lxc:web', type: 'lxc', name: 'web', state: 'active', parent: 'host:a', pve_id: 101, ssh: null, attributes: {} }),
+      stored('host:b', 'EntityUpdated', { ssh: { host: 'b.lan' } }),
+      stored('host:c', 'EntityStateChanged', { from: 'active', to: 'destroyed', reason: 'decommissioned' }),
+    ]);
+    expect(await hostAddresses(db)).toEqual(new Map([['10.0.0.6', 'host:a'], ['b.lan', 'host:b']]));
   });
 });

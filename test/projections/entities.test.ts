@@ -1,5 +1,5 @@
 // The entities read model on real databases: rows as the events leave them (only changed columns move,
-// times from the events), the list's filters, and a host read with its guests.
+// times from the events), the list's filters, a host read with its guests, and the SSH address → host map.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/ports/db.ts';

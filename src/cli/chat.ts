@@ -1,120 +1,181 @@
-// `nomos chat [--session ID]`: a terminal chat client. Streams each turn (tokens as they come, tool calls
-// in one line each), and when a command needs approval offers approve/deny inline (with an operator token).
+// `nomos chat [--session ID]`: a terminal chat client. Streams each turn (tokens as they come, a line per tool
+// call, its result drawn as it ended), and when a command needs approval asks the operator inline; after the
+// decision it shows how the execution ended and the agent's continuation. Ctrl-C stops watching, not the agent.
 import { createInterface } from 'node:readline/promises';
-import { Command } from 'commander';
-import { serverClient } from './server-client.ts';
+import { Command, InvalidArgumentError } from 'commander';
+import { z } from 'zod';
+import { RunReply, drawOutcome, outcomeOfRun } from './chat-draw.ts';
+import { followSession, settleExecution } from './chat-follow.ts';
+import { showHistory } from './chat-history.ts';
+import { sseMessages } from './chat-sse.ts';
+import { type ApprovalAsk, TurnPrinter } from './chat-turn.ts';
+import { type ServerClient, ServerRefused, serverClient } from './server-client.ts';
 
-interface ChatMessage {
-  type: string;
-  session_id: string;
-  data: Record<string, unknown>;
+const DEFAULT_CONTINUATION_WAIT_S = 15;
+/** The server waits a while for an approved command before it answers; this client waits longer than that. */
+const APPROVE_TIMEOUT_MS = 10 * 60_000;
+
+const Approved = z.object({ position: z.number(), execution: RunReply.extend({ position: z.number() }) });
+const Denied = z.object({ position: z.number() });
+
+interface ChatOptions {
+  session?: string;
+  continuationWait: number;
 }
 
-const short = (value: unknown, max = 100) => {
-  const text = typeof value === 'string' ? value : JSON.stringify(value);
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
-};
-
-async function* sseMessages(response: Response): AsyncGenerator<ChatMessage> {
-  const decoder = new TextDecoder();
-  let buffer = '';
-  for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
-    buffer += decoder.decode(chunk, { stream: true });
-    let cut: number;
-    while ((cut = buffer.indexOf('\n\n')) >= 0) {
-      const data = buffer
-        .slice(0, cut)
-        .split('\n')
-        .filter((l) => l.startsWith('data: '))
-        .map((l) => l.slice(6))
-        .join('');
-      buffer = buffer.slice(cut + 2);
-      if (data !== '') yield JSON.parse(data) as ChatMessage;
-    }
-  }
+function seconds(value: string): number {
+  const n = Number(value);
+  if (!/^\d+(\.\d+)?$/.test(value) || n > 3_600) throw new InvalidArgumentError('a number of seconds from 0 to 3600');
+  return n;
 }
 
 export function chatCommand(): Command {
   return new Command('chat')
     .description('chat with the agent in the terminal (server at NOMOS_URL, token NOMOS_TOKEN)')
-    .option('--session <id>', 'continue this session')
-    .action(async (options: { session?: string }) => {
-      const { base, headers } = serverClient(process.env);
-      const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY });
-      let sessionId = options.session;
-      const out = (text: string) => process.stdout.write(text);
-      const post = async (path: string, body: unknown) => {
-        const res = await fetch(`${base}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
-        const json = (await res.json().catch(() => ({}))) as Record<string, unknown>;
-        return { ok: res.ok, status: res.status, json };
-      };
-      try {
-        for (;;) {
-          const line = await rl.question('you> ').catch(() => null);
-          if (line === null) break;
-          const message = line.trim();
-          if (message === '' ) continue;
-          if (message === '/quit' || message === '/exit') break;
-          let response: Response;
-          try {
-            response = await fetch(`${base}/chat`, { method: 'POST', headers, body: JSON.stringify({ message, ...(sessionId && { session_id: sessionId }) }) });
-          } catch {
-            throw new Error(`cannot reach the server at ${base} (set NOMOS_URL)`);
-          }
-          if (!response.ok) {
-            const problem = (await response.json().catch(() => ({}))) as { detail?: string };
-            out(`error ${response.status}: ${problem.detail ?? response.statusText}\n`);
-            continue;
-          }
-          let speaking = false;
-          const approvals: Array<Record<string, unknown>> = [];
-          for await (const m of sseMessages(response)) {
-            sessionId = m.session_id;
-            const d = m.data;
-            if (m.type !== 'token' && speaking) {
-              out('\n');
-              speaking = false;
-            }
-            switch (m.type) {
-              case 'token':
-                if (!speaking) out('nomos> ');
-                speaking = true;
-                out(String(d.text));
-                break;
-              case 'tool_use':
-                out(`  → ${String(d.name)} ${short(d.args)}\n`);
-                break;
-              case 'tool_result':
-                out(d.error ? `  ✗ ${short(d.error)}\n` : `  ✓ ${short(d.result)}\n`);
-                break;
-              case 'approval_required':
-                approvals.push(d);
-                out(`  ⚠ approval needed: ${String(d.command)} on ${String(d.target)} (${String(d.risk_class)})\n`);
-                break;
-              case 'text':
-                break; // already streamed as tokens
-              case 'error':
-                out(`  ! ${String(d.reason)}: ${String(d.detail)}\n`);
-                break;
-              case 'done':
-                out(`  (turn ${String(d.status)}; session ${m.session_id})\n`);
-                break;
-              default:
-                break;
-            }
-          }
-          for (const approval of approvals) {
-            const answer = ((await rl.question(`approve "${String(approval.command)}" on ${String(approval.target)}? [y/N, or a reason to deny] `).catch(() => '')) ?? '').trim();
-            const id = String(approval.approval_id);
-            const result = /^y(es)?$/i.test(answer)
-              ? await post(`/approvals/${id}/approve`, {})
-              : await post(`/approvals/${id}/deny`, { reason: answer === '' || /^n(o)?$/i.test(answer) ? 'denied in the terminal' : answer });
-            const detail = typeof result.json.detail === 'string' ? result.json.detail : `HTTP ${result.status}`;
-            out(result.ok ? `  ${/^y/i.test(answer) ? 'approved' : 'denied'}\n` : `  could not: ${detail}\n`);
-          }
+    .option('--session <id>', 'continue this session (its last messages are shown first)')
+    .option('--continuation-wait <seconds>', 'after an approval or a denial, how long to wait for the agent to carry on', seconds, DEFAULT_CONTINUATION_WAIT_S)
+    .action(async (options: ChatOptions) => chat(serverClient(process.env), options));
+}
+
+async function chat(client: ServerClient, options: ChatOptions): Promise<void> {
+  const out = (text: string) => void process.stdout.write(text);
+  const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY });
+  const ask = (question: string) => rl.question(question).catch(() => null);
+  // What Ctrl-C stops: the stream or wait in progress, else the chat itself.
+  let watching: AbortController | null = null;
+  rl.on('SIGINT', () => (watching ? watching.abort() : rl.close()));
+  const watch = async <T>(work: (signal: AbortSignal) => Promise<T>): Promise<T> => {
+    const controller = new AbortController();
+    watching = controller;
+    try {
+      return await work(controller.signal);
+    } finally {
+      watching = null;
+    }
+  };
+  const printer = new TurnPrinter(out);
+  let sessionId = options.session;
+
+  /** Approves and shows how the execution ended; returns the decision's position, or null if it was refused. */
+  const approve = async (a: ApprovalAsk): Promise<number | null> => {
+    out('  approving…\n');
+    const reply = await client.request('POST', `/approvals/${a.approval_id}/approve`, { body: {}, schema: Approved, what: `approval ${a.approval_id}`, timeoutMs: APPROVE_TIMEOUT_MS });
+    out(`  approved: ${a.command} on ${a.target}\n`);
+    let outcome = outcomeOfRun(reply.execution);
+    if (outcome.status === 'pending') {
+      for (const line of drawOutcome(outcome)) out(`  ${line}\n`);
+      const settled = await watch((signal) => settleExecution(client, a.execution_id, reply.execution.position, out, signal));
+      if (settled === null) {
+        out(`  (stopped waiting; GET /executions/${a.execution_id} shows how it ends)\n`);
+        return reply.position;
+      }
+      outcome = settled;
+    }
+    for (const line of drawOutcome(outcome)) out(`  ${line}\n`);
+    return reply.position;
+  };
+
+  const deny = async (a: ApprovalAsk, answer: string): Promise<number> => {
+    const reason = answer === '' || /^n(o)?$/i.test(answer) ? 'denied in the terminal' : answer;
+    const reply = await client.request('POST', `/approvals/${a.approval_id}/deny`, { body: { reason }, schema: Denied, what: `approval ${a.approval_id}` });
+    out(`  denied: ${reason}\n`);
+    return reply.position;
+  };
+
+  /** Asks for each approval, then follows what the agent does next; its turn may ask for more. */
+  const decide = async (first: ApprovalAsk[]): Promise<void> => {
+    for (let approvals = first; approvals.length > 0; approvals = printer.takeApprovals()) {
+      let since: number | null = null;
+      for (const a of approvals) {
+        const answer = await ask(`approve "${a.command}" on ${a.target}? [y/N, or a reason to deny] `);
+        if (answer === null) {
+          out(`\n  (left pending: POST /approvals/${a.approval_id}/approve or /deny decides it)\n`);
+          continue;
         }
+        const yes = /^y(es)?$/i.test(answer.trim());
+        try {
+          since = (yes ? await approve(a) : await deny(a, answer.trim())) ?? since;
+        } catch (error) {
+          if (!(error instanceof ServerRefused)) throw error;
+          out(`  could not ${yes ? 'approve' : 'deny'}: ${error.detail}\n`);
+        }
+      }
+      if (since === null || sessionId === undefined) return;
+      await carryOn(sessionId, since);
+    }
+  };
+
+  const carryOn = async (session: string, since: number): Promise<void> => {
+    const waitS = options.continuationWait;
+    out(`  (waiting up to ${waitS} s for the agent to carry on; Ctrl-C stops waiting)\n`);
+    try {
+      const end = await watch((signal) => followSession(client, session, printer, { after: Math.min(printer.lastId ?? since, since), since, waitMs: waitS * 1000, signal }));
+      switch (end) {
+        case 'done':
+          break;
+        case 'no_turn':
+          out(`  (the agent did not carry on within ${waitS} s: it goes on when you write, or when a command it waits on ends)\n`);
+          break;
+        case 'interrupted':
+          out(`  (stopped following; nomos chat --session ${session} shows what the agent did)\n`);
+          break;
+        default: {
+          const unhandled: never = end;
+          throw new Error(`unhandled end of a follow: ${String(unhandled)}`);
+        }
+      }
+    } catch (error) {
+      out(`  ! could not follow the session: ${error instanceof Error ? error.message : String(error)}\n`);
+    }
+  };
+
+  /** Streams the turn a message started, until its done. */
+  const send = async (message: string): Promise<void> => {
+    const body = { message, ...(sessionId && { session_id: sessionId }) };
+    const end = await watch(async (signal) => {
+      try {
+        const response = await client.stream('POST', '/chat', { body, what: 'the message', signal });
+        if (!response.body) return 'ended';
+        for await (const m of sseMessages(response.body)) {
+          sessionId = m.session_id;
+          printer.show(m);
+          if (m.type === 'done') return 'done';
+        }
+        return 'ended';
+      } catch (error) {
+        if (signal.aborted) return 'interrupted';
+        throw error;
       } finally {
-        rl.close();
+        printer.endLine();
       }
     });
+    const where = sessionId ? `nomos chat --session ${sessionId}` : 'GET /sessions';
+    if (end === 'interrupted') out(`  (stopped watching; the turn goes on on the server, POST /sessions/:id/cancel stops it; ${where} shows it)\n`);
+    if (end === 'ended') out(`  (the stream ended before the turn was done; ${where} shows what followed)\n`);
+  };
+
+  try {
+    if (sessionId !== undefined) {
+      const { position, pending } = await showHistory(client, sessionId, out);
+      printer.lastId = position;
+      await decide(pending);
+    }
+    for (;;) {
+      const line = await ask('you> ');
+      if (line === null) break;
+      const message = line.trim();
+      if (message === '') continue;
+      if (message === '/quit' || message === '/exit') break;
+      try {
+        await send(message);
+      } catch (error) {
+        if (!(error instanceof ServerRefused)) throw error;
+        out(`error ${error.status}: ${error.detail}\n`);
+        continue;
+      }
+      await decide(printer.takeApprovals());
+    }
+  } finally {
+    rl.close();
+  }
 }

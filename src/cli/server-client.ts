@@ -6,6 +6,18 @@ export const DEFAULT_URL = 'http://127.0.0.1:8092';
 
 const Problem = z.object({ code: z.string().optional(), detail: z.string().optional() });
 
+/** The server answered, and refused: a caller may report it and go on, where an unreachable server ends the command. */
+export class ServerRefused extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly code: string | null,
+    readonly detail: string,
+  ) {
+    super(message);
+  }
+}
+
 export interface ServerClient {
   readonly base: string;
   readonly headers: Record<string, string>;
@@ -16,6 +28,11 @@ export interface ServerClient {
    * ask for the next page, while the body is still on its way), and `body()` reads and parses the rest.
    */
   open<T>(method: 'GET' | 'POST', path: string, options: RequestOptions<T>): Promise<OpenedAnswer<T>>;
+  /**
+   * An event stream (POST /chat, GET /sessions/:id/stream): resolves with the response once its headers say
+   * it was accepted, its body unread; a refusal throws ServerRefused. No timeout: `signal` ends it.
+   */
+  stream(method: 'GET' | 'POST', path: string, options: { body?: unknown; what: string; signal?: AbortSignal }): Promise<Response>;
 }
 
 /** An answer whose headers have arrived: `url` is the request's, `body()` reads and parses the rest (once). */
@@ -37,41 +54,53 @@ export function serverClient(env: NodeJS.ProcessEnv): ServerClient {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (env.NOMOS_TOKEN) headers.authorization = `Bearer ${env.NOMOS_TOKEN}`;
 
-  const open: ServerClient['open'] = async (method, path, { body, schema, what, timeoutMs = 60_000 }) => {
-    const url = base + path;
-    let response: Response;
+  async function send(method: string, path: string, body: unknown, signal: AbortSignal): Promise<Response> {
     try {
-      response = await fetch(url, {
-        method,
-        headers,
-        ...(body !== undefined && { body: JSON.stringify(body) }),
-        signal: AbortSignal.timeout(timeoutMs),
-      });
+      return await fetch(base + path, { method, headers, ...(body !== undefined && { body: JSON.stringify(body) }), signal });
     } catch (error) {
+      // The caller's own abort is not a failure to reach the server; a timeout is reported as one, as before.
+      const timedOut = signal.reason instanceof DOMException && signal.reason.name === 'TimeoutError';
+      if (signal.aborted && !timedOut) throw error;
       const cause = error instanceof Error ? ((error.cause instanceof Error ? error.cause.message : undefined) ?? error.message) : String(error);
       throw new Error(`cannot reach the Nomos server at ${base} (set NOMOS_URL to its address): ${cause}`);
     }
-    return { url, headers: response.headers, body: () => readAnswer(response, method, path, what, schema) };
+  }
+
+  const open: ServerClient['open'] = async (method, path, { body, schema, what, timeoutMs = 60_000 }) => {
+    const response = await send(method, path, body, AbortSignal.timeout(timeoutMs));
+    return { url: base + path, headers: response.headers, body: () => readAnswer(response, method, path, what, schema) };
   };
+
+  const stream: ServerClient['stream'] = async (method, path, { body, what, signal = new AbortController().signal }) => {
+    const response = await send(method, path, body, signal);
+    if (!response.ok) throw refusal(response, await response.text(), what);
+    return response;
+  };
+
+  function refusal(response: Response, text: string, what: string): ServerRefused {
+    const problem = Problem.safeParse(parseJson(text));
+    const detail = problem.success ? (problem.data.detail ?? text) : text;
+    const code = problem.success ? (problem.data.code ?? null) : null;
+    return new ServerRefused(`${base} refused ${what} (${response.status}${code ? ` ${code}` : ''}): ${detail.slice(0, 4000)}`, response.status, code, detail);
+  }
 
   async function readAnswer<T>(response: Response, method: string, path: string, what: string, schema: z.ZodType<T>): Promise<T> {
     const text = await response.text();
-    let parsed: unknown = text;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      // not JSON: reported as text below
-    }
-    if (!response.ok) {
-      const problem = Problem.safeParse(parsed);
-      const detail = problem.success ? (problem.data.detail ?? text) : text;
-      const code = problem.success && problem.data.code ? ` ${problem.data.code}` : '';
-      throw new Error(`${base} refused ${what} (${response.status}${code}): ${detail.slice(0, 4000)}`);
-    }
+    if (!response.ok) throw refusal(response, text, what);
+    const parsed = parseJson(text);
     const result = schema.safeParse(parsed);
     if (!result.success) throw new Error(`${base} answered ${method} ${path.split('?')[0] ?? path} with something this client cannot read: ${text.slice(0, 200)}`);
     return result.data;
   }
 
-  return { base, headers, open, request: async (method, path, options) => (await open(method, path, options)).body() };
+  return { base, headers, open, stream, request: async (method, path, options) => (await open(method, path, options)).body() };
+}
+
+/** The text as JSON, or the text itself when it is not JSON (reported as it came). */
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
 }

@@ -1,4 +1,5 @@
-// `nomos chat` as a person uses it: a child process reading stdin, streaming the turn, and approving a command inline.
+// `nomos chat` with its stdin a pipe (a script, not a terminal): a child process reading stdin, streaming the
+// turn, approving a command inline, then printing how it ended and the agent's continuation.
 import { spawn } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -34,7 +35,7 @@ describe(`nomos chat on ${database.name}`, () => {
   });
 
   it('streams a turn, shows tool calls compactly, and approves inline', async () => {
-    llm.script({ toolCalls: [{ name: 'run', arguments: { target: 'host:peer', command: `touch ${marker}` } }] }, { content: 'It needs your approval.' });
+    llm.script({ toolCalls: [{ name: 'run', arguments: { target: 'host:peer', command: `touch ${marker}` } }] }, { content: 'It needs your approval.' }, { content: 'The marker is there now.' });
     const child = spawn(process.execPath, ['bin/nomos.mjs', 'chat'], { env: { ...process.env, NOMOS_URL: server.url, NOMOS_TOKEN: 'op-secret-1' }, stdio: ['pipe', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (b: Buffer) => (output += b.toString()));
@@ -49,9 +50,10 @@ describe(`nomos chat on ${database.name}`, () => {
     expect(output).toMatch(/→ run \{"target":"host:peer"/);
     expect(output).toMatch(/nomos> It needs your approval\./);
     child.stdin.write('y\n');
-    await waitFor(/approved/);
+    await waitFor(/approved: touch .* on host:peer\n {2}✓ succeeded · exit 0\n/);
+    await waitFor(/nomos> The marker is there now\.\n {2}\(turn completed/);
     child.stdin.end();
-    await new Promise((resolve) => child.once('exit', resolve));
+    expect(await new Promise((resolve) => child.once('exit', resolve))).toBe(0);
     expect(existsSync(marker)).toBe(true);
   }, 60_000);
 });

@@ -88,7 +88,7 @@ export function buildModelMessages(system: string, events: readonly SessionEvent
         answerDangling();
         // A turn the agent starts by itself says why: the executions it was waiting on have ended.
         if (event.data.trigger !== 'user_message') {
-          const reason = event.data.trigger === 'continue' ? 'The operator asked you to continue.' : 'An execution you were waiting on has ended.';
+          const reason = event.data.trigger === 'continue' ? 'The operator asked you to continue.' : 'An execution you were waiting on has ended or was decided.';
           messages.push({ role: 'user', content: [`[nomos] ${reason}`, ...finishedSinceTurn].join('\n\n') });
         } else if (finishedSinceTurn.length > 0) {
           messages.push({ role: 'user', content: ['[nomos] Meanwhile:', ...finishedSinceTurn].join('\n\n') });

@@ -1,5 +1,5 @@
 // The agent's reactor: follows the log and, when an execution the agent asked for ends (whichever server
-// approved or ran it, or recorded it lost), has the agent carry on with a turn of its own. It runs on one
+// approved or ran it, or recorded it lost) or is denied, has the agent carry on with a turn of its own. It runs on one
 // server at a time (a LedLoop), keeps its place in reactor_checkpoints, and notes the sessions to wake in
 // agent_wakeups before it moves past their events, so a restart or a turn still running loses none.
 import { RuleViolation } from '../domain/messages.ts';
@@ -13,7 +13,7 @@ import { TurnRunning } from './turn-lease.ts';
 
 const NAME = 'agent';
 const PAGE = 500;
-const ENDS = new Set(['ExecutionSucceeded', 'ExecutionFailed', 'ExecutionTimedOut', 'ExecutionRefused']);
+const ENDS = new Set(['ExecutionSucceeded', 'ExecutionFailed', 'ExecutionTimedOut', 'ExecutionRefused', 'ApprovalDenied']);
 const SYSTEM = { actor: { role: 'system', id: 'agent' } } as const;
 
 export interface ReactorOptions {

@@ -202,7 +202,7 @@ describe(`nomos chat in a terminal on ${database.name}`, () => {
   }, 60_000);
 
   it('Ctrl-C stops the wait for a continuation, not the chat; at the prompt it ends the chat', async () => {
-    llm.script(call(run('host:peer', 'pct stop 106')), { content: 'Stopping 106 needs your approval.' });
+    llm.script(call(run('host:peer', 'pct stop 106')), { content: 'Stopping 106 needs your approval.' }, { content: 'Understood: 106 keeps running.', delayMs: 500 });
     const t = openTerminal(['chat', '--continuation-wait', '120'], env);
     await t.waitFor(/you> /);
     t.type('stop container 106\r');
@@ -215,6 +215,14 @@ describe(`nomos chat in a terminal on ${database.name}`, () => {
     t.type('\x03');
     expect(await t.exited).toBe(0);
     expect(t.screen().slice(stoppedAt)).not.toMatch(/nomos: /);
+    // The agent carries on after the denial on the server, watched or not: let that turn end before the next test scripts the model.
+    const sessionId = /session ([0-9a-f-]{36})/.exec(t.screen())![1]!;
+    for (let i = 0; i < 100; i++) {
+      const { body } = await server.request('GET', `/sessions/${sessionId}/events`, undefined, OPERATOR);
+      const denied = body.events.find((e: any) => e.type === 'ApprovalDenied')?.position ?? Infinity;
+      if (body.events.some((e: any) => e.type === 'TurnEnded' && e.position > denied)) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
   }, 60_000);
 
   it("--session ID prints the session's last messages, a line per tool call, before the prompt, and continues it", async () => {
@@ -227,7 +235,9 @@ describe(`nomos chat in a terminal on ${database.name}`, () => {
     llm.script({ content: 'pong 1' }, { content: 'pong 2' }, { content: 'pong 3' }, { content: 'pong 4' }, call(run('host:peer', 'cat /etc/hostname')), { content: `The hostname is ${hostname}.` }, { content: 'You are welcome.' });
     const sessionId = (await chat('ping 1'))[0]!.session_id;
     for (const n of [2, 3, 4]) await chat(`ping ${n}`, sessionId);
-    await chat('what is the hostname?', sessionId);
+    const last = (await chat('what is the hostname?', sessionId)).at(-1)!;
+    // The history comes from the read models: let them reach the last turn before the terminal asks.
+    expect((await fetch(`${server.url}/sessions/${sessionId}?min_position=${last.id}`, { headers: OPERATOR })).status).toBe(200);
 
     const t = openTerminal(['chat', '--session', sessionId], env);
     const promptAt = await t.waitFor(/you> $/);

@@ -23,11 +23,15 @@ describe('unseenExecutionEnd', () => {
     ['an end the last model call saw', log(turn('t1'), requested(), ['ExecutionSucceeded', { execution_id: 'e1' }], ended('t1', 'completed', 2)), null],
     ['an end a later turn started after', log(turn('t1'), requested(), ended('t1', 'completed', 1), ['ExecutionSucceeded', { execution_id: 'e1' }], turn('t2')), null],
     ['an end followed by a cancelled turn', log(turn('t1'), requested(), ['ExecutionSucceeded', { execution_id: 'e1' }], ended('t1', 'cancelled', 1)), null],
+    ['an end after a cancelled turn: only the operator starts the agent again', log(turn('t1'), requested(), ended('t1', 'cancelled', 1), ['ExecutionSucceeded', { execution_id: 'e1' }]), null],
+    ['an end after a cancelled turn and a new one that completed', log(turn('t1'), requested(), ended('t1', 'cancelled', 1), turn('t2'), ended('t2', 'completed', 3), ['ExecutionSucceeded', { execution_id: 'e1' }]), 'e1'],
     ['a turn recorded before seen_version existed', log(turn('t1'), requested(), ['ExecutionSucceeded', { execution_id: 'e1' }], ended('t1', 'completed')), null],
     ['an execution the operator asked for', log(requested(operator), ['ExecutionSucceeded', { execution_id: 'e1' }]), null],
     ['a session completed meanwhile', log(turn('t1'), requested(), ended('t1', 'completed', 1), ['TaskCompleted', {}], ['ExecutionSucceeded', { execution_id: 'e1' }]), null],
     ['a session reopened after completion', log(turn('t1'), requested(), ended('t1', 'completed', 1), ['TaskCompleted', {}], ['SessionReopened', {}], ['ExecutionSucceeded', { execution_id: 'e1' }]), 'e1'],
     ['nothing ended', log(turn('t1'), requested(), ended('t1', 'completed', 1)), null],
+    ['an approval the operator denied', log(turn('t1'), requested(), ['ApprovalRequested', { approval_id: 'a1', execution_id: 'e1' }], ended('t1', 'completed', 2), ['ApprovalDenied', { approval_id: 'a1', reason: 'not now' }]), 'e1'],
+    ['a denial the last model call saw', log(turn('t1'), requested(), ['ApprovalRequested', { approval_id: 'a1', execution_id: 'e1' }], ['ApprovalDenied', { approval_id: 'a1', reason: 'no' }], ended('t1', 'completed', 3)), null],
   ])('%s', (_name, events, expected) => {
     expect(unseenExecutionEnd(events)).toBe(expected);
   });

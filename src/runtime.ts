@@ -56,8 +56,6 @@ export interface Runtime {
   /** Null when no model provider is configured: POST /chat then answers 503. */
   readonly agent: Agent | null;
   readonly description: { eventStore: string; readModels: string };
-  /** This server's name in leases and claims (host:pid:random), as other servers' answers show it. */
-  readonly serverId: string;
   /** Runs each projector for which this process holds the lease (one server per projection at a time). */
   startProjectors(
     onError?: (projection: string, error: unknown) => void,
@@ -87,7 +85,7 @@ export async function openDb(config: Config): Promise<Db> {
  */
 export async function openRuntime(
   config: Config,
-  given?: { db?: Db; clock?: () => Date; executor?: Executor; llm?: LlmClient; projections?: readonly Projection[]; serverId?: string },
+  given?: { db?: Db; clock?: () => Date; executor?: Executor; llm?: LlmClient; projections?: readonly Projection[] },
 ): Promise<Runtime> {
   const chosen = given?.projections ?? projections;
   const db = given?.db ?? (await openDb(config));
@@ -99,7 +97,8 @@ export async function openRuntime(
   const projectors: LedProjector[] = [];
   const commandDeps: CommandDeps = { store, readDb: db, clock: given?.clock ?? (() => new Date()), newId: randomUUID };
   const executor = given?.executor ?? (config.sshKeyPath ? new SshExecutor({ privateKey: await readFile(config.sshKeyPath) }) : null);
-  const serverId = given?.serverId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  // This server's name in leases and claims, as other servers' answers show it.
+  const serverId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const log = (message: string, error?: unknown) => console.error(`nomos: ${message}:`, error);
   const live = new LiveExecutions(db, serverId, config.execution, log);
   const executions = new ExecutionService(commandDeps, executor, config.execution, live, log);
@@ -136,7 +135,6 @@ export async function openRuntime(
     executions,
     bus,
     agent,
-    serverId,
     description: {
       eventStore: config.eventStoreUrl ? 'eventstoredb' : db.kind,
       readModels: db.kind === 'pglite' ? `pglite (${config.dataDir})` : 'postgres',

@@ -25,7 +25,6 @@ export class TurnRunning extends RuleViolation {
 }
 
 export interface HeldTurn {
-  readonly turnId: string;
   /** Aborts when the lease is lost (not renewed in time, taken over) or a cancel was asked on any server. */
   readonly signal: AbortSignal;
   /** Why signal aborted. */
@@ -89,7 +88,6 @@ export class TurnLeases {
       );
     }, this.settings.renewMs);
     return {
-      turnId,
       signal: abort.signal,
       reason: () => why,
       release: async () => {

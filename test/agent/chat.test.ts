@@ -181,35 +181,17 @@ describe.each(databases)('the agent on $name', (database) => {
     // The model was told the execution had ended.
     expect(JSON.stringify(llm.requests.at(-1)!.messages)).toContain('An execution you were waiting on has ended');
   });
-});
-
-describe.each(databases)('the agent after a denial on $name', (database) => {
-  let peer: SshPeer;
-  let llm: FakeOpenAi;
-  let server: TestServer;
-  beforeAll(async () => {
-    peer = await startSshPeer();
-    llm = await startFakeOpenAi();
-    server = await startTestServer(database, { executor: new SshExecutor({ privateKey: peer.privateKey }), llm: { baseURL: llm.baseURL, apiKey: 'test-key', model: 'scripted' } });
-    await server.request('POST', '/entities', { slug: 'host:peer', type: 'host', ssh: { host: peer.host.address, port: peer.host.port, user: peer.host.user, host_key: peer.hostKey } });
-  }, 60_000);
-  afterAll(async () => {
-    await server?.close();
-    await llm?.close();
-    await peer?.close();
-  });
 
   it('carries on by itself when the operator denies what it waited for, told the reason', async () => {
     llm.script(call('run', { target: 'host:peer', command: 'touch /tmp/nomos-denied' }), { content: 'That needs your approval.' });
-    const res = await fetch(`${server.url}/chat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message: 'touch it' }) });
-    const first = (await readSse(res, (m) => m.type === 'done')).filter((m) => m.type !== 'token');
+    const first = stored(await chat('touch it'));
     const approval = first.find((m) => m.type === 'tool_result')!.data.result;
     expect(approval.status).toBe('approval_required');
     const sessionId = first[0]!.session_id;
     llm.script({ content: 'Understood: I will not touch it during backups.' });
     const follow = fetch(`${server.url}/sessions/${sessionId}/stream?until=done`);
     expect((await server.request('POST', `/approvals/${approval.approval_id}/deny`, { reason: 'not during backups' })).status).toBe(200);
-    const next = (await readSse(await follow, (m) => m.type === 'done')).filter((m) => m.type !== 'token');
+    const next = stored(await readSse(await follow, (m) => m.type === 'done'));
     expect(next.map((m) => [m.type, m.data.text ?? m.data.status])).toEqual([['text', 'Understood: I will not touch it during backups.'], ['done', 'completed']]);
     expect(JSON.stringify(llm.requests.at(-1)!.messages)).toContain('denied approval');
     expect(JSON.stringify(llm.requests.at(-1)!.messages)).toContain('not during backups');

@@ -12,6 +12,7 @@ import { runSessionCommand } from '../../src/commands/session.ts';
 import { classify, RULES_VERSION } from '../../src/domain/risk/index.ts';
 import { databases } from '../support/databases.ts';
 import { type TestServer, startTestServer } from '../support/server.ts';
+import { until } from '../support/until.ts';
 import { type SshPeer, startSshPeer } from '../support/ssh-peer.ts';
 
 const tokens = parseTokens('operator:alice:op-secret-1,agent:nomos:agent-secret-1,auditor:audit:audit-secret-1');
@@ -19,15 +20,6 @@ const agent = { authorization: 'Bearer agent-secret-1' };
 const operator = { authorization: 'Bearer op-secret-1' };
 const auditor = { authorization: 'Bearer audit-secret-1' };
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 15_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe.each(databases)('executions API on $name', (database) => {
   let peer: SshPeer;

@@ -138,7 +138,7 @@ describe('nomos serve as a service', () => {
     expect(server.output()).toContain('SIGTERM again: exiting at once');
   }, 120_000);
 
-  it.runIf(process.env.DATABASE_URL)('stops within its deadline on PostgreSQL after its database was dropped under it', async () => {
+  it.runIf(process.env.DATABASE_URL)('stops within its deadline on PostgreSQL after its database was dropped under it (needs DATABASE_URL; skipped without it)', async () => {
     const serverUrl = process.env.DATABASE_URL!;
     const name = `nomos_service_${process.pid}_${Date.now()}`;
     const admin = new pg.Client({ connectionString: serverUrl });

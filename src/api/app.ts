@@ -7,6 +7,7 @@ import type { ApiToken } from './auth.ts';
 import { nomosContext } from './context.ts';
 import { entitiesApi } from './entities.ts';
 import { chatApi } from './chat.ts';
+import { consoleApp } from './console.ts';
 import { drainOnClose } from './drain.ts';
 import { answerFrameworkError, registerErrorHandling } from './errors.ts';
 import { registerJsonBody } from './json-body.ts';
@@ -25,6 +26,8 @@ export interface AppOptions {
   readonly logger?: boolean;
   /** API tokens; none means auth is off. */
   readonly tokens?: readonly ApiToken[];
+  /** Where the built web console is (default: web/dist beside the sources). */
+  readonly consoleRoot?: string;
 }
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
@@ -56,6 +59,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(chatApi);
   await app.register(knowledgeApi);
   await app.register(streamApi(options.runtime.bus));
+  await app.register(consoleApp, options.consoleRoot === undefined ? {} : { root: options.consoleRoot });
   await app.ready();
   return app;
 }

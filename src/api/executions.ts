@@ -3,7 +3,8 @@
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { classify } from '../domain/risk/index.ts';
-import { ApprovalStatus, listApprovals } from '../projections/executions.ts';
+import { ApprovalStatus, listApprovals, listSessionExecutions } from '../projections/executions.ts';
+import { getSession } from '../projections/sessions.ts';
 import { commandContext } from './context.ts';
 import { HttpProblem } from './errors.ts';
 import { MinPosition, asOfPosition, awaitPosition, stamp } from './freshness.ts';
@@ -29,15 +30,24 @@ export const executionsApi: FastifyPluginCallbackZod = (app, _options, done) => 
 
   app.get(
     '/approvals',
-    { schema: { querystring: z.strictObject({ status: ApprovalStatus.optional(), limit: z.coerce.number().int().min(1).max(500).default(100), min_position: MinPosition }) } },
+    { schema: { querystring: z.strictObject({ status: ApprovalStatus.optional(), session_id: z.uuid({ error: 'session_id must be a UUID' }).optional(), limit: z.coerce.number().int().min(1).max(500).default(100), min_position: MinPosition }) } },
     async (request, reply) => {
       await awaitPosition(runtime, ['executions', 'sessions'], request.query.min_position, readWaitMs);
       const asOf = await asOfPosition(runtime, ['executions', 'sessions']);
-      const approvals = await listApprovals(runtime.db, { ...(request.query.status && { status: request.query.status }), limit: request.query.limit });
+      const { status, session_id: sessionId, limit } = request.query;
+      const approvals = await listApprovals(runtime.db, { ...(status && { status }), ...(sessionId && { sessionId }), limit });
       stamp(reply, asOf);
       return { approvals, as_of_position: asOf };
     },
   );
+
+  app.get('/sessions/:id/executions', { schema: { params: Id, querystring: z.strictObject({ min_position: MinPosition }) } }, async (request, reply) => {
+    await awaitPosition(runtime, ['executions', 'sessions'], request.query.min_position, readWaitMs);
+    const asOf = await asOfPosition(runtime, ['executions', 'sessions']);
+    if (!(await getSession(runtime.db, request.params.id))) throw new HttpProblem(404, 'session_not_found', `no session ${request.params.id}`);
+    stamp(reply, asOf);
+    return { session_id: request.params.id, executions: await listSessionExecutions(runtime.db, request.params.id), as_of_position: asOf };
+  });
 
   app.post('/approvals/:id/approve', { schema: { params: Id, body: z.strictObject({}).nullish() } }, async (request) =>
     executions.approve(request.params.id, commandContext(request, ['operator'], 'approve a command')),

@@ -11,6 +11,9 @@ export const operationsApi: FastifyPluginCallbackZod = (app, _options, done) => 
     return { status: 'ok', event_store: runtime.description.eventStore, read_models: runtime.description.readModels, head_position: head.position };
   });
 
+  // Who the caller is, as the server sees it: the console shows only what this role may do (the server refuses anyway).
+  app.get('/me', (request) => ({ role: request.principal.role, name: request.principal.name, auth: app.nomos.tokens.length > 0 }));
+
   app.get('/projections', async () => {
     const [status, head] = await Promise.all([projectionStatus(deps, runtime.projections), runtime.store.head()]);
     const leading = new Set(runtime.leading());

@@ -11,6 +11,8 @@ export const KEEP_ALIVE_MS = 15_000;
 
 export interface Sse {
   send(message: ChatMessage): void;
+  /** One message of any shape, with an id to resume from (none: null). */
+  data(id: number | null, payload: unknown): void;
   comment(text: string): void;
   /** Ends the response; sending afterwards does nothing. */
   close(): void;
@@ -33,9 +35,11 @@ export function openSse(reply: FastifyReply, options: { keepAliveMs?: number } =
   };
   const sse: Sse = {
     send(message) {
-      const id = message.id === null ? '' : `id: ${message.id}\n`;
+      sse.data(message.id, { type: message.type, session_id: message.session_id, data: message.data });
+    },
+    data(id, payload) {
       // JSON escapes line breaks, so the payload is always a single data line.
-      write(`${id}data: ${JSON.stringify({ type: message.type, session_id: message.session_id, data: message.data })}\n\n`);
+      write(`${id === null ? '' : `id: ${id}\n`}data: ${JSON.stringify(payload)}\n\n`);
     },
     comment(text) {
       write(`: ${text.replace(/[\r\n]+/g, ' ')}\n\n`);

@@ -342,10 +342,17 @@ function toApproval(raw: unknown): ApprovalView {
   return { ...row, requested_at: row.requested_at.toISOString(), expires_at: row.expires_at.toISOString(), decided_at: isoOrNull(row.decided_at) };
 }
 
-export async function listApprovals(db: Queryable, filter: { status?: z.infer<typeof ApprovalStatus>; limit: number }): Promise<ApprovalView[]> {
-  const { rows } = filter.status
-    ? await db.query(`${APPROVAL_SELECT} WHERE a.status = $1 ORDER BY a.requested_at, a.id LIMIT $2`, [filter.status, filter.limit])
-    : await db.query(`${APPROVAL_SELECT} ORDER BY a.requested_at DESC, a.id LIMIT $1`, [filter.limit]);
+/** With a status, oldest first (the pending queue); without, newest first; optionally one session's. */
+export async function listApprovals(db: Queryable, filter: { status?: z.infer<typeof ApprovalStatus>; sessionId?: string; limit: number }): Promise<ApprovalView[]> {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  if (filter.status) where.push(`a.status = $${params.push(filter.status)}`);
+  if (filter.sessionId) where.push(`a.session_id = $${params.push(filter.sessionId)}`);
+  const order = filter.status ? 'a.requested_at, a.id' : 'a.requested_at DESC, a.id';
+  const { rows } = await db.query(
+    `${APPROVAL_SELECT} ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY ${order} LIMIT $${params.push(filter.limit)}`,
+    params,
+  );
   return rows.map(toApproval);
 }
 

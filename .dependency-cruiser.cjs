@@ -1,6 +1,6 @@
 // The layer rules (docs/architecture.md): the domain is pure; ports are the seams every layer may import;
 // projections and commands never reach the process managers, the doors or the adapters; adapters implement
-// ports and know nothing of the layers that use them. `npm test` runs this check.
+// ports and know nothing of the layers that use them; the web console talks HTTP. `npm test` runs this check.
 const layer = (name) => `^src/${name}/`;
 const forbid = (name, from, to, comment) => ({ name, comment, severity: 'error', from: { path: from }, to: { path: to } });
 
@@ -21,7 +21,14 @@ module.exports = {
     forbid('process-managers-use-ports', '^src/(agent|execution)/', '^src/(api|cli|adapters)/', 'the agent loop and execution orchestration reach I/O through ports'),
     forbid('adapters-implement-ports', layer('adapters'), '^src/(commands|projections|agent|execution|api|cli)/', 'adapters know ports and domain types only'),
     forbid('api-is-a-door', layer('api'), '^src/cli/', 'the HTTP API does not depend on the CLI'),
-    forbid('src-not-tests', '^src/', '^(test|bench)/', 'production code never imports tests or the bench'),
+    forbid('src-not-tests', '^src/', '^(test|bench|web)/', 'production code never imports tests, the bench or the web console'),
+    {
+      name: 'console-uses-the-api',
+      comment: 'the web console reaches the server only through HTTP: it imports server types (type-only) and pure rules, never code that does I/O',
+      severity: 'error',
+      from: { path: '^web/src/' },
+      to: { path: '^src/(?!domain/|cli/audit-report\\.ts$)', dependencyTypesNot: ['type-only'] },
+    },
     {
       name: 'no-circular',
       comment: 'a cycle between modules makes layers meaningless',

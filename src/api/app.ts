@@ -6,6 +6,7 @@ import type { Runtime } from '../runtime.ts';
 import type { ApiToken } from './auth.ts';
 import { nomosContext } from './context.ts';
 import { entitiesApi } from './entities.ts';
+import { changesApi } from './changes.ts';
 import { chatApi } from './chat.ts';
 import { consoleApp } from './console.ts';
 import { drainOnClose } from './drain.ts';
@@ -59,6 +60,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(chatApi);
   await app.register(knowledgeApi);
   await app.register(streamApi(options.runtime.bus));
+  await app.register(changesApi);
   await app.register(consoleApp, options.consoleRoot === undefined ? {} : { root: options.consoleRoot });
   await app.ready();
   return app;

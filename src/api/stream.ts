@@ -46,34 +46,10 @@ export function streamApi(bus: TurnBus): FastifyPluginCallbackZod {
       });
     });
 
-    // GET /changes: the store's head position each time it moves (at most every CHANGES_EVERY_MS), across every
-    // server sharing the database — a console re-reads the view it shows instead of polling.
-    app.get('/changes', { exposeHeadRoute: false, schema: { querystring: z.strictObject({}) } }, async (_request, reply) => {
-      const sse = openSse(reply);
-      let last = -1;
-      let timer: NodeJS.Timeout | null = null;
-      const tell = async () => {
-        timer = null;
-        const { position } = await store.head();
-        if (position === last) return;
-        last = position;
-        sse.data(position, { position });
-      };
-      const soon = () => {
-        timer ??= setTimeout(() => void tell().catch(() => sse.close()), CHANGES_EVERY_MS);
-      };
-      const changes = store.changes().subscribe({ next: soon, error: () => sse.close() });
-      await tell().catch(() => sse.close());
-      await sse.closed;
-      changes.unsubscribe();
-      if (timer) clearTimeout(timer);
-    });
     done();
   };
 }
 
-/** A burst of appends is one message: the console re-reads once, not once per event. */
-const CHANGES_EVERY_MS = 250;
 
 function resumePoint(header: string | string[] | undefined): number | undefined {
   // An empty id is how the SSE spec says "none".

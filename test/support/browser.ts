@@ -7,7 +7,7 @@ import { type Browser, type BrowserContext, type Page, chromium } from 'playwrig
 
 export const CHROMIUM = process.env.NOMOS_CHROMIUM ?? '/usr/bin/chromium';
 const SCREENSHOTS = fileURLToPath(new URL('../screenshots/', import.meta.url));
-const DIST = fileURLToPath(new URL('../../web/dist/index.html', import.meta.url));
+const DIST = process.env.NOMOS_TEST_CONSOLE_DIR ? `${process.env.NOMOS_TEST_CONSOLE_DIR}/index.html` : fileURLToPath(new URL('../../web/dist/index.html', import.meta.url));
 
 export interface ConsolePage {
   readonly page: Page;

@@ -34,7 +34,9 @@ export async function startTestServer(
   const runtime = await openRuntime(config, { db: testDb.db, ...(options.executor && { executor: options.executor }) });
   runtime.startProjectors();
   runtime.startReactor({ pollMs: 200 });
-  const app = await buildApp({ runtime, readWaitMs: options.readWaitMs ?? 5_000, bodyLimit: options.bodyLimit ?? 1_048_576, tokens: options.tokens ?? [] });
+  // NOMOS_TEST_CONSOLE_DIR: a console built elsewhere (a build of one's own while another runs in web/dist).
+  const consoleRoot = process.env.NOMOS_TEST_CONSOLE_DIR;
+  const app = await buildApp({ runtime, readWaitMs: options.readWaitMs ?? 5_000, bodyLimit: options.bodyLimit ?? 1_048_576, tokens: options.tokens ?? [], ...(consoleRoot && { consoleRoot }) });
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   return {
     url,

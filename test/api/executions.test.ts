@@ -150,7 +150,9 @@ describe.each(databases)('executions API on $name', (database) => {
     // rclone copy is known to take long (and is not installed here: it fails afterwards, which does not matter).
     const res = await run('host:peer', `sleep 1; rclone copy ${scratch}/count ${scratch}/copy`);
     expect(res.status).toBe('pending');
-    expect(Date.now() - started).toBeLessThan(1_000);
+    // Not the suite's short wait (2 s): answered before it, however busy the machine (a bound of 1 s failed once
+    // with a browser suite running beside it). 'pending' is the proof; this only says it did not wait first.
+    expect(Date.now() - started).toBeLessThan(2_000);
   });
 
   it('keeps auditors from running anything', async () => {

@@ -13,6 +13,7 @@ import { postgresDatabase, type TestDb } from '../support/databases.ts';
 import { type FakeOpenAi, startFakeOpenAi } from '../support/fake-openai.ts';
 import { type ServeProcess, startServeProcess } from '../support/serve-process.ts';
 import { type SshPeer, startSshPeer } from '../support/ssh-peer.ts';
+import { SseClient } from '../support/sse-client.ts';
 import { readSse } from '../support/sse-reader.ts';
 import { until } from '../support/until.ts';
 
@@ -146,6 +147,20 @@ describe.skipIf(postgresDatabase === null)('two servers on one PostgreSQL (skipp
     llm.script({ content: 'Now B answers.' });
     const onB = await chat(b, 'your turn, B', sessionId);
     expect(onB.at(-1)!.data.status).toBe('completed');
+  });
+
+  it('a console on B is told of a write on A, and its read on that message already shows it', async () => {
+    const feed = await SseClient.connect(`${b.url}/changes`);
+    try {
+      await feed.waitFor('the first position', (m) => m.length >= 1);
+      const sessionId = (await a.request('POST', '/sessions')).body.session_id as string;
+      const goal = await a.request('POST', `/sessions/${sessionId}/commands`, { type: 'set_goal', goal: 'seen from the other server' });
+      await feed.waitFor('A’s write, on B', (m) => m.some((x) => x.data.position >= goal.body.position));
+      const read = await b.request('GET', `/sessions/${sessionId}`);
+      expect(read.body.session.goal).toBe('seen from the other server');
+    } finally {
+      await feed.abort();
+    }
   });
 
   it('SIGKILL of the server that took an approval before it started the command: another starts it exactly once, and the agent carries on', async () => {

@@ -1,24 +1,24 @@
 // The session-review report `nomos audit` prints: one entry per session in the shape auditors already use
 // (Session · Messages · Tool calls · Top tools · Objective · Outcome · Blocker · Severity), then a summary.
 // Pure functions over the GET /sessions rows, so the wording and the arithmetic are tested without a server.
-import { z } from 'zod';
+// No zod here: the web console bundles these functions, and the row's schema (checked where rows are read off
+// the wire) lives with the CLI's client in audit.ts.
 
 /** The fields of a GET /sessions row the report reads; the rest of the row is ignored. */
-export const AuditSession = z.object({
-  id: z.string(),
-  title: z.string().nullable(),
-  goal: z.string().nullable(),
-  status: z.enum(['active', 'done', 'failed']),
-  outcome: z.enum(['success', 'partial', 'failed']).nullable(),
-  blocker: z.string().nullable(),
-  message_count: z.number().int(),
-  user_message_count: z.number().int(),
-  assistant_message_count: z.number().int(),
-  tool_call_count: z.number().int(),
-  turn_count: z.number().int(),
-  top_tools: z.array(z.object({ name: z.string(), count: z.number().int() })),
-});
-export type AuditSession = z.infer<typeof AuditSession>;
+export interface AuditSession {
+  id: string;
+  title: string | null;
+  goal: string | null;
+  status: 'active' | 'done' | 'failed';
+  outcome: 'success' | 'partial' | 'failed' | null;
+  blocker: string | null;
+  message_count: number;
+  user_message_count: number;
+  assistant_message_count: number;
+  tool_call_count: number;
+  turn_count: number;
+  top_tools: Array<{ name: string; count: number }>;
+}
 
 export type AuditOutcome = 'success' | 'partial' | 'failed' | 'active';
 export type Severity = 'blocker' | 'friction' | 'cosmetic' | 'none';

@@ -3,14 +3,30 @@
 // carry every aggregate the report needs.
 import { Command } from 'commander';
 import { z } from 'zod';
-import { type AuditReport, AuditSession, buildReport, formatReport } from './audit-report.ts';
+import { type AuditReport, type AuditSession, buildReport, formatReport } from './audit-report.ts';
 import { DEFAULT_URL, type OpenedAnswer, type ServerClient, serverClient } from './server-client.ts';
+
+/** The fields of a GET /sessions row the report reads, checked as they come off the wire. */
+const AuditRow = z.object({
+  id: z.string(),
+  title: z.string().nullable(),
+  goal: z.string().nullable(),
+  status: z.enum(['active', 'done', 'failed']),
+  outcome: z.enum(['success', 'partial', 'failed']).nullable(),
+  blocker: z.string().nullable(),
+  message_count: z.number().int(),
+  user_message_count: z.number().int(),
+  assistant_message_count: z.number().int(),
+  tool_call_count: z.number().int(),
+  turn_count: z.number().int(),
+  top_tools: z.array(z.object({ name: z.string(), count: z.number().int() })),
+}) satisfies z.ZodType<AuditSession>;
 
 // The server's largest page, and only the fields the report reads: the review of a fleet is a few requests.
 const PAGE_SIZE = 1_000;
-const FIELDS = Object.keys(AuditSession.shape).join(',');
+const FIELDS = Object.keys(AuditRow.shape).join(',');
 
-const Page = z.object({ sessions: z.array(AuditSession), next_cursor: z.string().nullable(), as_of_position: z.number() });
+const Page = z.object({ sessions: z.array(AuditRow), next_cursor: z.string().nullable(), as_of_position: z.number() });
 
 export interface AuditFilter {
   since: string;

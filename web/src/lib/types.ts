@@ -67,3 +67,16 @@ export interface ChatStreamMessage {
   session_id: string;
   data: Record<string, unknown>;
 }
+
+/** GET /executions/:id: the recorded execution, and while it runs what it printed so far (and hung advice). */
+export type ExecutionStatusAnswer = Partial<ExecutionView> & {
+  execution_id: string;
+  status: string;
+  stdout_so_far?: string;
+  stderr_so_far?: string;
+  idle_ms?: number;
+  running_ms?: number;
+  server?: string;
+  advice?: string;
+  as_of_position: number;
+};

@@ -14,11 +14,17 @@ export interface BenchServer {
   stop(): Promise<void>;
 }
 
-export async function startServer(databaseUrl: string, port: number): Promise<BenchServer> {
+/** databaseUrl null: the embedded default, PGlite in `dataDir`. */
+export async function startServer(databaseUrl: string | null, port: number, dataDir?: string): Promise<BenchServer> {
   // BENCH_SERVER_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' profiles the server (written when it stops).
   const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), HOST: '127.0.0.1', NOMOS_TOKENS: '', OPENAI_API_KEY: '', OPENAI_BASE_URL: '' };
+  if (databaseUrl === null) {
+    delete env.DATABASE_URL;
+    if (dataDir !== undefined) env.NOMOS_DATA_DIR = dataDir;
+  } else env.DATABASE_URL = databaseUrl;
   const child: ChildProcess = spawn(process.execPath, [...nodeArgs, BIN, 'serve'], {
-    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), HOST: '127.0.0.1', NOMOS_TOKENS: '', OPENAI_API_KEY: '', OPENAI_BASE_URL: '' },
+    env,
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';

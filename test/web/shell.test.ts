@@ -40,6 +40,28 @@ describe('the console shell (auth off)', () => {
     expect(errors).toEqual([]);
   });
 
+  it('is usable by keyboard: a skip link first, then the navigation, each page reached with Tab and Enter', async () => {
+    const { page, errors } = await browser.open(`${server.url}/#/sessions`);
+    await page.getByRole('navigation', { name: 'Main' }).waitFor();
+    const focused = () => page.evaluate('document.activeElement ? (document.activeElement.id || document.activeElement.textContent || "").trim() : ""');
+    await page.keyboard.press('Tab');
+    expect(await focused()).toBe('Skip to content');
+    await page.keyboard.press('Enter');
+    expect(await focused()).toBe('main');
+    // From the top again: Tab until the Approvals link has the focus, then Enter opens it.
+    await page.evaluate('document.activeElement && document.activeElement.blur()');
+    let steps = 0;
+    while (!/^Approvals/.test(String(await focused())) && steps < 12) {
+      await page.keyboard.press('Tab');
+      steps++;
+    }
+    expect(steps).toBeLessThan(12);
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/#\/approvals$/);
+    await page.getByRole('heading', { name: 'Approvals', level: 1 }).waitFor();
+    expect(errors).toEqual([]);
+  });
+
   it('keeps the API answering JSON and unknown paths problem+json beside the console', async () => {
     expect((await server.request('GET', '/sessions')).status).toBe(200);
     const missing = await server.request('GET', '/no-such-thing');

@@ -22,10 +22,14 @@ export function ago(iso: string | null | undefined, now: number = Date.now()): s
   return delta >= 0 ? `${text} ago` : `in ${text}`;
 }
 
+// One formatter for the page: toLocaleString with options builds a new one on every call, which a table of
+// timestamps pays for each cell.
+const DATE_TIME = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+
 export function time(iso: string | null | undefined): string {
   if (!iso) return '—';
   const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+  return Number.isNaN(d.getTime()) ? iso : DATE_TIME.format(d);
 }
 
 export function bytes(n: number): string {

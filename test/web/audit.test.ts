@@ -14,7 +14,8 @@ import { type TestServer, startTestServer } from '../support/server.ts';
 
 const embedded = databases.find((d) => d.name === 'pglite')!;
 const DAY_MS = 86_400_000;
-const TRICKY_GOAL = 'Move "media", then backups,\nand report back';
+// Quotes, a comma and a line break to quote; and a formula a spreadsheet would run, which the CSV defuses.
+const TRICKY_GOAL = '=HYPERLINK("http://x") Move "media", then backups,\nand report back';
 
 /** RFC 4180 as a spreadsheet reads it: quoted fields may hold commas, doubled quotes and line breaks. */
 function parseCsv(text: string): string[][] {
@@ -167,10 +168,10 @@ describe('the Audit page', () => {
     expect(rows.map((r) => r[0])).not.toContain(ids.old);
     expect(rows.map((r) => r[0])).toContain(ids.twoDaysAgo);
     const tricky = rows.find((r) => r[0] === ids.tricky)!;
-    expect(tricky[column('objective')]).toBe(TRICKY_GOAL);
+    expect(tricky[column('objective')]).toBe(`'${TRICKY_GOAL}`);
     expect(tricky[column('outcome')]).toBe('partial');
     expect(tricky[column('blocker')]).toBe('missing_capability');
-    expect(csv).toContain(`"${TRICKY_GOAL.replaceAll('"', '""')}"`);
+    expect(csv).toContain(`"'${TRICKY_GOAL.replaceAll('"', '""')}"`);
     for (const [i, entry] of expected.sessions.entries()) {
       expect(rows[i]?.[column('tool_call_count')]).toBe(String(entry.tool_call_count));
       expect(rows[i]?.[column('top_tools')]).toBe(entry.top_tools.map((t) => `${t.name}:${t.count}`).join(' '));

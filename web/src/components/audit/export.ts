@@ -1,5 +1,5 @@
 // The period's listing as files: CSV (RFC 4180: a header row, CRLF, fields with commas, quotes or line breaks
-// quoted, quotes doubled) and JSON (the `nomos audit --json` report), built here and saved through a Blob.
+// quoted, quotes doubled; formulas defused) and JSON (the `nomos audit --json` report), built here and saved through a Blob.
 import type { AuditReport } from '../../../../src/cli/audit-report.ts';
 import type { AuditRow } from './sessions.ts';
 
@@ -8,8 +8,13 @@ const COLUMNS = [
   'tool_call_count', 'turn_count', 'top_tools', 'created_at', 'last_active_at', 'closed_at',
 ] as const;
 
+/**
+ * A text that a spreadsheet would take for a formula (=, +, -, @, tab or CR first) gets a leading apostrophe:
+ * titles and goals are written by agents, and an auditor opening the file must not run what one wrote.
+ */
 export function csvField(value: string | number | null): string {
-  const text = value === null ? '' : String(value);
+  const raw = value === null ? '' : String(value);
+  const text = typeof value === 'string' && /^[=+\-@\t\r]/.test(value) ? `'${raw}` : raw;
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 

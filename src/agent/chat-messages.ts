@@ -3,7 +3,7 @@
 import type { StoredEvent } from '../ports/event-store.ts';
 import { isSessionEventType, parseSessionEvent } from '../domain/session/events.ts';
 
-export type ChatMessageType = 'token' | 'tool_use' | 'tool_result' | 'approval_required' | 'text' | 'error' | 'done';
+export type ChatMessageType = 'user_message' | 'token' | 'tool_use' | 'tool_result' | 'approval_required' | 'text' | 'error' | 'done';
 
 export interface ChatMessage {
   /** Global position of the event the message reflects; null for a token delta, which is not stored. */
@@ -30,13 +30,16 @@ export function toChatMessage(sessionId: string, event: StoredEvent): ChatMessag
     }
     case 'AssistantMessageRecorded':
       return message('text', { message_id: e.data.message_id, text: e.data.text });
+    // A message another client posted (a POST /chat stream starts after its own): a console following the session
+    // shows what the agent is answering.
+    case 'UserMessagePosted':
+      return message('user_message', { message_id: e.data.message_id, text: e.data.text });
     case 'TurnFailed':
       return message('error', { reason: e.data.reason, detail: e.data.detail });
     case 'TurnEnded':
       return message('done', { turn_id: e.data.turn_id, status: e.data.status });
     case 'SessionStarted':
     case 'SessionReopened':
-    case 'UserMessagePosted':
     case 'GoalSet':
     case 'GoalSuperseded':
     case 'PlanProposed':

@@ -13,7 +13,7 @@ import { type TestServer, startTestServer } from '../support/server.ts';
 import { SseClient, type SseMessage } from '../support/sse-client.ts';
 
 const agent: CommandContext = { actor: { role: 'agent', id: 'nomos' } };
-const SHOWN = new Set(['ToolCallRequested', 'ToolCallCompleted', 'ApprovalRequested', 'AssistantMessageRecorded', 'TurnFailed', 'TurnEnded']);
+const SHOWN = new Set(['UserMessagePosted', 'ToolCallRequested', 'ToolCallCompleted', 'ApprovalRequested', 'AssistantMessageRecorded', 'TurnFailed', 'TurnEnded']);
 
 async function eventually(what: string, probe: () => boolean, ms = 5_000): Promise<void> {
   const deadline = Date.now() + ms;
@@ -77,11 +77,12 @@ describe.each(databases)('session stream on $name', (database) => {
     expect(client.headers['x-accel-buffering']).toBe('no');
     await client.ended;
 
-    expect(types(client.messages)).toEqual(['tool_use', 'tool_result', 'approval_required', 'text', 'error', 'done']);
+    expect(types(client.messages)).toEqual(['user_message', 'tool_use', 'tool_result', 'approval_required', 'text', 'error', 'done']);
+    expect(client.messages[0]!.data.data).toMatchObject({ text: 'restart nginx on strong' });
     expect(client.messages.map((m) => Number(m.id))).toEqual(await shownPositions(id));
     expect(client.messages.every((m) => m.data.session_id === id)).toBe(true);
     const approval = requested.events.find((e) => e.type === 'ApprovalRequested');
-    expect(client.messages[2]!.data.data).toEqual({
+    expect(client.messages[3]!.data.data).toEqual({
       approval_id: approval?.type === 'ApprovalRequested' && approval.data.approval_id,
       execution_id: 'x1',
       command: 'systemctl restart nginx',
@@ -90,10 +91,10 @@ describe.each(databases)('session stream on $name', (database) => {
       expires_at: expect.any(String),
     });
     expect(client.messages.at(-1)!.data).toEqual({ type: 'done', session_id: id, data: { turn_id: 't1', status: 'failed' } });
-    expect(client.messages[4]!.data.data).toEqual({ reason: 'iteration_limit', detail: 'stopped after 20 model calls' });
+    expect(client.messages[5]!.data.data).toEqual({ reason: 'iteration_limit', detail: 'stopped after 20 model calls' });
 
     // ?after=N starts after that position.
-    const from = Number(client.messages[2]!.id);
+    const from = Number(client.messages[3]!.id);
     const later = await connect(id, `?after=${from}&until=done`);
     await later.ended;
     expect(types(later.messages)).toEqual(['text', 'error', 'done']);

@@ -75,9 +75,12 @@ describe('toChatMessage', () => {
     });
   });
 
+  it('sends a user message, so a client following the session sees what another client asked', () => {
+    expect(toChatMessage(SESSION, stored('UserMessagePosted', { message_id: 'm0', text: 'hi' }))).toEqual({ id: 42, type: 'user_message', session_id: SESSION, data: { message_id: 'm0', text: 'hi' } });
+  });
+
   it('shows nothing for the other events, nor for a type this build does not know', () => {
     expect(toChatMessage(SESSION, stored('SessionStarted', { session_id: SESSION }))).toBeNull();
-    expect(toChatMessage(SESSION, stored('UserMessagePosted', { message_id: 'm0', text: 'hi' }))).toBeNull();
     expect(toChatMessage(SESSION, stored('TurnStarted', { turn_id: 't1', trigger: 'user_message' }))).toBeNull();
     expect(toChatMessage(SESSION, stored('ApprovalGranted', { approval_id: 'a1' }))).toBeNull();
     expect(toChatMessage(SESSION, stored('SomethingFromTheFuture', { whatever: true }))).toBeNull();

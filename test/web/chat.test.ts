@@ -206,4 +206,20 @@ describe('the chat page', () => {
     // The 409 answer to POST /chat is the one failed load, provoked on purpose.
     expect(errors.filter((e) => !e.includes('status of 409'))).toEqual([]);
   });
+
+  it('shows, as it happens, a message another client sent to the session the page follows, and the answer to it', async () => {
+    const session = (await server.request('POST', '/sessions')).body.session_id as string;
+    const { page, errors } = await browser.open(`${server.url}/#/chat/${session}`);
+    await page.getByLabel('Message to the agent').waitFor();
+    await page.getByText('following').waitFor();
+    llm.script({ content: 'Answered for the terminal.', chunks: 2, delayMs: 50 });
+    // Another client (the terminal chat, a script) asks; this page posted nothing.
+    const res = await fetch(`${server.url}/chat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ session_id: session, message: 'asked from the terminal' }) });
+    expect(res.status).toBe(200);
+    await res.text();
+    await page.getByTestId('user-message').filter({ hasText: 'asked from the terminal' }).waitFor();
+    await page.getByTestId('assistant-text').filter({ hasText: 'Answered for the terminal.' }).waitFor();
+    expect(await page.getByTestId('user-message').count()).toBe(1);
+    expect(errors).toEqual([]);
+  });
 });

@@ -115,11 +115,14 @@ export class Transcript {
   apply(input: Input): void {
     const d = input.data as Record<string, unknown>;
     switch (input.type) {
-      case 'user': {
-        // The message this page sent shows already; the stored one confirms it.
-        const pending = this.items.find((i): i is UserItem => i.kind === 'user' && i.tentative && i.text === input.data.text);
+      case 'user':
+      case 'user_message': {
+        // The message this page sent shows already; the stored one confirms it. Another client's is added (the
+        // live stream sends those; this page's own POST /chat stream starts after its message).
+        const text = str(d.text);
+        const pending = this.items.find((i): i is UserItem => i.kind === 'user' && i.tentative && i.text === text);
         if (pending) pending.tentative = false;
-        else this.addUser(input.data.text, false);
+        else this.addUser(text, false);
         return;
       }
       case 'turn_started':

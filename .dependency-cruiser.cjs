@@ -21,6 +21,7 @@ module.exports = {
     forbid('process-managers-use-ports', '^src/(agent|execution)/', '^src/(api|cli|adapters)/', 'the agent loop and execution orchestration reach I/O through ports'),
     forbid('adapters-implement-ports', layer('adapters'), '^src/(commands|projections|agent|execution|api|cli)/', 'adapters know ports and domain types only'),
     forbid('api-is-a-door', layer('api'), '^src/cli/', 'the HTTP API does not depend on the CLI'),
+    forbid('mcp-is-transport-free', layer('mcp'), '^src/(api|cli|adapters)/', 'the MCP server (tools, resources, prompt, sessions) knows no transport: HTTP (src/api/mcp.ts) and stdio (src/cli/mcp.ts) carry it'),
     forbid('src-not-tests', '^src/', '^(test|bench|web)/', 'production code never imports tests, the bench or the web console'),
     {
       name: 'console-uses-the-api',

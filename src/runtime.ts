@@ -13,6 +13,7 @@ import { SqlEventStore } from './adapters/eventstore/sql.ts';
 import { Agent } from './agent/agent.ts';
 import { fleetSnapshot } from './agent/fleet-snapshot.ts';
 import { knowledgeTools } from './agent/knowledge-tools.ts';
+import type { ToolServices } from './agent/tools.ts';
 import type { LlmClient } from './ports/llm.ts';
 import { AgentReactor } from './agent/reactor.ts';
 import { TurnBus } from './agent/turn-bus.ts';
@@ -53,6 +54,8 @@ export interface Runtime {
   readonly commandDeps: CommandDeps;
   readonly executions: ExecutionService;
   readonly bus: TurnBus;
+  /** The agent's tools and what they run on: the built-in agent's and the MCP server's. */
+  readonly tools: ToolServices;
   /** Null when no model provider is configured: POST /chat then answers 503. */
   readonly agent: Agent | null;
   readonly description: { eventStore: string; readModels: string };
@@ -107,11 +110,13 @@ export async function openRuntime(
   const unshare = db.kind === 'postgres' ? await bus.share(db, serverId) : null;
   const leases = new TurnLeases(db, serverId, { ttlMs: config.turnLeaseMs, renewMs: Math.max(100, Math.floor(config.turnLeaseMs / 5)) }, log);
   const llm = given?.llm ?? (config.llm ? new OpenAiLlm({ apiKey: config.llm.apiKey, model: config.llm.model, ...(config.llm.baseURL && { baseURL: config.llm.baseURL }) }) : null);
+  // The agent's tools, for the built-in agent and for external agents over MCP alike.
+  const tools: ToolServices = { deps: commandDeps, readDb: db, executions, web: httpReader(), model: config.llm?.model ?? 'custom', knowledge: knowledgeTools(commandDeps, db) };
   const agent = llm
     ? new Agent(
         commandDeps,
         llm,
-        { deps: commandDeps, readDb: db, executions, web: httpReader(), model: config.llm?.model ?? 'custom', knowledge: knowledgeTools(commandDeps, db) },
+        tools,
         leases,
         {
           systemPrompt: await readFile(SYSTEM_PROMPT, 'utf8'),
@@ -134,6 +139,7 @@ export async function openRuntime(
     commandDeps,
     executions,
     bus,
+    tools,
     agent,
     description: {
       eventStore: config.eventStoreUrl ? 'eventstoredb' : db.kind,

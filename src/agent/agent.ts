@@ -12,7 +12,7 @@ import { runSessionCommand } from '../commands/session.ts';
 import { buildModelMessages } from './context.ts';
 import { type LlmClient, type LlmCompletion, LlmProviderError } from '../ports/llm.ts';
 import { unusableAnswer } from './refusal.ts';
-import { type ToolServices, callTool, toolDefinitions } from './tools.ts';
+import { type ToolServices, callTool, recordToolCall, toolDefinitions } from './tools.ts';
 import type { HeldTurn, TurnLeases } from './turn-lease.ts';
 
 export const MAX_MODEL_CALLS = 15;
@@ -163,17 +163,11 @@ export class Agent {
   }
 
   private async runTool(sessionId: string, call: { id: string; name: string; arguments: string }, ctx: CommandContext): Promise<void> {
-    const toolCallId = call.id || this.deps.newId();
-    // Recorded before it runs, so a watcher sees the call start; the arguments as far as they parse.
-    await runSessionCommand(this.deps, sessionId, { type: 'record_tool_call_requested', tool_call_id: toolCallId, name: call.name, args: argumentsOf(call.arguments) }, ctx);
-    const outcome = await callTool(call.name, call.arguments, { sessionId, ctx }, this.tools);
-    // What is recorded is what the model is shown next (cut to 4 KiB, the cut marked, by the decider).
-    await runSessionCommand(
-      this.deps,
-      sessionId,
-      { type: 'record_tool_call_completed', tool_call_id: toolCallId, ...(outcome.error === null ? { result: outcome.result ?? null } : { error: outcome.error }) },
-      ctx,
-    );
+    // Recorded with the arguments as far as they parse; what is recorded is what the model is shown next.
+    await recordToolCall(this.deps, { sessionId, toolCallId: call.id || this.deps.newId(), name: call.name, args: argumentsOf(call.arguments), ctx }, async () => {
+      const { result, error } = await callTool(call.name, call.arguments, { sessionId, ctx }, this.tools);
+      return { result, error };
+    });
   }
 
   private async completeWithRetry(sessionId: string, messages: ReturnType<typeof buildModelMessages>, tools: ReturnType<typeof toolDefinitions>, signal: AbortSignal): Promise<LlmCompletion> {

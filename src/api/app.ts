@@ -13,6 +13,7 @@ import { drainOnClose } from './drain.ts';
 import { answerFrameworkError, registerErrorHandling } from './errors.ts';
 import { registerJsonBody } from './json-body.ts';
 import { knowledgeApi } from './knowledge.ts';
+import { mcpApi } from './mcp.ts';
 import { metricsApi } from './metrics.ts';
 import { registerOpenApi } from './openapi.ts';
 import { executionsApi } from './executions.ts';
@@ -61,6 +62,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(knowledgeApi);
   await app.register(streamApi(options.runtime.bus));
   await app.register(changesApi);
+  await app.register(mcpApi);
   await app.register(consoleApp, options.consoleRoot === undefined ? {} : { root: options.consoleRoot });
   await app.ready();
   return app;

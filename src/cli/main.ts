@@ -8,6 +8,7 @@ import { auditCommand } from './audit.ts';
 import { chatCommand } from './chat.ts';
 import { claimDataDir } from './data-dir-lock.ts';
 import { fleetCommand } from './fleet.ts';
+import { mcpCommand } from './mcp.ts';
 import { DEFAULT_REBUILD_BATCH_SIZE } from '../projections/projector.ts';
 import { rebuildCommand, statusCommand } from './projections.ts';
 import { serve } from './serve.ts';
@@ -59,6 +60,7 @@ projections
 program.addCommand(fleetCommand());
 program.addCommand(chatCommand());
 program.addCommand(auditCommand());
+program.addCommand(mcpCommand());
 
 program
   .command('classify')

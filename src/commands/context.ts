@@ -1,7 +1,7 @@
 // What every command handler needs (the event store, the read models for replies, a clock, ids) and what
 // each command carries about its cause (who, on whose behalf, because of what).
 import type { Queryable } from '../ports/db.ts';
-import type { Actor, CommandMetadata } from '../domain/messages.ts';
+import type { Actor, Client, CommandMetadata } from '../domain/messages.ts';
 import type { EventStore } from '../ports/event-store.ts';
 
 export interface CommandDeps {
@@ -14,6 +14,8 @@ export interface CommandDeps {
 
 export interface CommandContext {
   readonly actor: Actor;
+  /** The external agent the actor works through (an MCP client), recorded in every event's metadata. */
+  readonly client?: Client;
   readonly correlationId?: string;
   /** Id of the request or event that caused the command. */
   readonly causationId?: string;
@@ -25,6 +27,7 @@ export function commandMetadata(deps: CommandDeps, ctx: CommandContext): Command
   return {
     commandId,
     actor: ctx.actor,
+    ...(ctx.client && { client: ctx.client }),
     correlationId: ctx.correlationId ?? commandId,
     causationId: ctx.causationId ?? commandId,
     now: deps.clock().toISOString(),

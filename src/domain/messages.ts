@@ -7,11 +7,20 @@ export type Role = z.infer<typeof Role>;
 export const Actor = z.strictObject({ role: Role, id: z.string().min(1).max(200) });
 export type Actor = z.infer<typeof Actor>;
 
+/**
+ * The program an actor worked through, when it named itself: an MCP client's name and version from its
+ * handshake (Claude Code, Codex, …). Self-declared, so it says how, never who: the actor is the authenticated part.
+ */
+export const Client = z.strictObject({ name: z.string().min(1).max(200), version: z.string().max(100) });
+export type Client = z.infer<typeof Client>;
+
 /** Metadata of a command: supplied by the caller (API, agent, CLI), never invented by a decider. */
 export interface CommandMetadata {
   /** Unique id of this command; deciders use it as the id of anything the command creates. */
   readonly commandId: string;
   readonly actor: Actor;
+  /** Set when the actor worked through an external agent (an MCP client). */
+  readonly client?: Client;
   readonly correlationId: string;
   /** Id of the event or request that caused this command. */
   readonly causationId: string;
@@ -22,6 +31,7 @@ export interface CommandMetadata {
 export const EventMetadata = z.object({
   schema_version: z.number().int().positive(),
   actor: Actor,
+  client: Client.optional(),
   correlation_id: z.string().min(1),
   causation_id: z.string().min(1),
   occurred_at: z.iso.datetime({ offset: true }),
@@ -32,6 +42,7 @@ export function eventMetadata(meta: CommandMetadata, schemaVersion = 1): EventMe
   return {
     schema_version: schemaVersion,
     actor: meta.actor,
+    ...(meta.client && { client: meta.client }),
     correlation_id: meta.correlationId,
     causation_id: meta.causationId,
     occurred_at: meta.now,

@@ -33,8 +33,8 @@ export interface StoredEvent extends NewEvent {
   readonly recordedAt: string;
 }
 
-/** The metadata keys projections read: when the event happened and who acted. */
-export const PROJECTED_METADATA = ['occurred_at', 'actor'] as const;
+/** The metadata keys projections read: when the event happened, who acted, and through which external agent. */
+export const PROJECTED_METADATA = ['occurred_at', 'actor', 'client'] as const;
 
 /**
  * An event as projections read it: no event id, stream version or recording time, and of the metadata only

@@ -163,6 +163,20 @@ export async function getEntityKnowledge(db: Queryable, slug: string, limit = 10
   });
 }
 
+/** The latest items: runbooks first, then investigations, then notes; the newest first within each. */
+export async function listKnowledge(db: Queryable, limit = 100): Promise<KnowledgeSummary[]> {
+  const { rows } = await db.query(
+    `SELECT id, kind, title, about, tags, left(body, $2) AS snippet, updated_at FROM knowledge
+     ORDER BY CASE kind WHEN 'runbook' THEN 0 WHEN 'investigation' THEN 1 ELSE 2 END, updated_at DESC, id
+     LIMIT $1`,
+    [Math.min(Math.max(1, Math.trunc(limit)), MAX_SEARCH_RESULTS), SNIPPET_CHARS],
+  );
+  return rows.map((raw) => {
+    const { updated_at, ...row } = SummaryRow.parse(raw);
+    return { ...row, updated_at: updated_at.toISOString() };
+  });
+}
+
 /** One whole item, body included; null for an id never recorded. */
 export async function getKnowledge(db: Queryable, id: string): Promise<KnowledgeView | null> {
   const { rows } = await db.query(

@@ -17,11 +17,13 @@
 import { z } from 'zod';
 import { PREPARED, type Queryable } from '../ports/db.ts';
 import type { ProjectedEvent } from '../ports/event-store.ts';
+import { Actor, Client } from '../domain/messages.ts';
 import type { SessionEvent, SessionEventOf } from '../domain/session/events.ts';
 import type { Projection } from './projection.ts';
 import { isoOrNull, occurredAt, sessionEventsIn } from './rows.ts';
 
-const TRANSCRIPT_VERSION = 1;
+/** 2: tool calls carry the actor and the MCP client of their request. */
+const TRANSCRIPT_VERSION = 2;
 
 interface MessageRow {
   session_id: string;
@@ -45,6 +47,8 @@ interface ToolCallRow {
   requested_at: string;
   completed_at: string | null;
   result_original_bytes: number | null;
+  actor: Actor | null;
+  client: Client | null;
 }
 
 type Completion = Pick<ToolCallRow, 'session_id' | 'id' | 'result' | 'error' | 'status' | 'completed_at' | 'result_original_bytes'>;
@@ -69,6 +73,7 @@ interface TranscriptEvent {
   readonly event: SessionEvent;
   readonly at: string;
   readonly position: number;
+  readonly metadata: Record<string, unknown>;
 }
 
 /** What a batch does to one session's rows, relative to the rows stored before it. */
@@ -91,7 +96,7 @@ class SessionChanges {
     this.lastSeq = stored.maxSeq;
   }
 
-  apply({ event: e, at, position }: TranscriptEvent): void {
+  apply({ event: e, at, position, metadata }: TranscriptEvent): void {
     switch (e.type) {
       case 'UserMessagePosted':
         this.createMessage(this.message(e.data.message_id, 'user', e.data.text, at, position));
@@ -101,7 +106,7 @@ class SessionChanges {
         return;
       case 'ToolCallRequested':
         this.createMessage(this.message(e.data.message_id, 'assistant', null, at, position));
-        this.request(e.data, at);
+        this.request(e.data, at, metadata);
         return;
       case 'ToolCallCompleted':
         this.complete(e.data, at);
@@ -161,7 +166,7 @@ class SessionChanges {
     }
   }
 
-  private request(data: SessionEventOf<'ToolCallRequested'>['data'], at: string): void {
+  private request(data: SessionEventOf<'ToolCallRequested'>['data'], at: string, metadata: Record<string, unknown>): void {
     const { tool_call_id: id, message_id, name, args } = data;
     if (this.requested.has(id) || this.stored.ids.has(id)) return;
     // The call was not stored, so a completion of it earlier in the batch found nothing to complete.
@@ -180,6 +185,8 @@ class SessionChanges {
       requested_at: at,
       completed_at: null,
       result_original_bytes: null,
+      actor: actorOf(metadata),
+      client: clientOf(metadata),
     });
   }
 
@@ -208,6 +215,17 @@ class SessionChanges {
     this.stored = NO_CALLS;
     this.lastSeq = 0;
   }
+}
+
+/** The event's actor (every appender writes one; an unreadable one reads as null rather than failing the batch). */
+function actorOf(metadata: Record<string, unknown>): Actor | null {
+  const parsed = Actor.safeParse(metadata.actor);
+  return parsed.success ? parsed.data : null;
+}
+
+function clientOf(metadata: Record<string, unknown>): Client | null {
+  const parsed = Client.safeParse(metadata.client);
+  return parsed.success ? parsed.data : null;
 }
 
 /** One statement: for each session the batch requests calls in, its highest seq and which requested ids it holds. */
@@ -245,7 +263,7 @@ function fold(events: readonly TranscriptEvent[], stored: ReadonlyMap<string, St
 }
 
 const MESSAGE_COLUMNS = 'session_id, id, role, text, created_at, event_position';
-const TOOL_CALL_COLUMNS = 'session_id, id, seq, message_id, name, args, result, error, status, requested_at, completed_at, result_original_bytes';
+const TOOL_CALL_COLUMNS = 'session_id, id, seq, message_id, name, args, result, error, status, requested_at, completed_at, result_original_bytes, actor, client';
 
 async function deleteSessions(tx: Queryable, sessionIds: readonly string[]): Promise<void> {
   if (sessionIds.length === 0) return;
@@ -283,7 +301,7 @@ async function writeChanges(tx: Queryable, sessions: readonly SessionChanges[]):
 }
 
 async function applyBatch(tx: Queryable, batch: readonly ProjectedEvent[]): Promise<void> {
-  const events = sessionEventsIn(batch).map(({ sessionId, event, stored }) => ({ sessionId, event, at: occurredAt(stored), position: stored.position }));
+  const events = sessionEventsIn(batch).map(({ sessionId, event, stored }) => ({ sessionId, event, at: occurredAt(stored), position: stored.position, metadata: stored.metadata }));
   const sessions = fold(events, await loadStoredCalls(tx, events));
   // A statement of its own, and first: what a deleted session's later events create is written after it.
   await deleteSessions(tx, sessions.filter((s) => s.deleted).map((s) => s.sessionId));
@@ -362,6 +380,10 @@ export interface ToolCallView extends MessageToolCall {
   requested_at: string;
   completed_at: string | null;
   duration_ms: number | null;
+  /** Who asked for the call (null for a call recorded before version 2 of this read model was rebuilt). */
+  actor: Actor | null;
+  /** The external agent it came through: an MCP client's name and version; null for the built-in agent. */
+  client: Client | null;
 }
 
 const ToolCallRow = z.object({
@@ -376,13 +398,15 @@ const ToolCallRow = z.object({
   requested_at: z.date(),
   completed_at: z.date().nullable(),
   duration_ms: z.number().int().nullable(),
+  actor: Actor.nullable(),
+  client: Client.nullable(),
 });
 
 /** The session's tool calls flat, in seq order, without the message shell. */
 export async function getToolCalls(db: Queryable, sessionId: string): Promise<ToolCallView[]> {
   const { rows } = await db.query(
     `SELECT id, name, args, result, error, status, message_id, seq, requested_at, completed_at,
-       round(extract(epoch FROM completed_at - requested_at) * 1000)::bigint AS duration_ms
+       round(extract(epoch FROM completed_at - requested_at) * 1000)::bigint AS duration_ms, actor, client
      FROM tool_calls WHERE session_id = $1 ORDER BY seq`,
     [sessionId],
   );
@@ -400,6 +424,8 @@ export async function getToolCalls(db: Queryable, sessionId: string): Promise<To
       requested_at: row.requested_at.toISOString(),
       completed_at: isoOrNull(row.completed_at),
       duration_ms: row.duration_ms,
+      actor: row.actor,
+      client: row.client,
     };
   });
 }

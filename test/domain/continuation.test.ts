@@ -5,6 +5,8 @@ import { type StoredEventLike, unseenExecutionEnd } from '../../src/domain/sessi
 
 const agent = { actor: { role: 'agent', id: 'nomos' } };
 const operator = { actor: { role: 'operator', id: 'ops' } };
+/** An external agent over MCP: an agent's token, through a client it named. */
+const external = { actor: { role: 'agent', id: 'claude-box' }, client: { name: 'claude-code', version: '2.1.7' } };
 
 function log(...specs: Array<[string, Record<string, unknown>, Record<string, unknown>?]>): StoredEventLike[] {
   return specs.map(([type, data, metadata], streamPosition) => ({ type, data, metadata: metadata ?? agent, streamPosition }));
@@ -27,6 +29,8 @@ describe('unseenExecutionEnd', () => {
     ['an end after a cancelled turn and a new one that completed', log(turn('t1'), requested(), ended('t1', 'cancelled', 1), turn('t2'), ended('t2', 'completed', 3), ['ExecutionSucceeded', { execution_id: 'e1' }]), 'e1'],
     ['a turn recorded before seen_version existed', log(turn('t1'), requested(), ['ExecutionSucceeded', { execution_id: 'e1' }], ended('t1', 'completed')), null],
     ['an execution the operator asked for', log(requested(operator), ['ExecutionSucceeded', { execution_id: 'e1' }]), null],
+    ['an execution an external agent asked for (over MCP): it polls, the built-in agent stays out', log(requested(external), ['ExecutionSucceeded', { execution_id: 'e1' }]), null],
+    ['an external agent denied: it is told by get_execution_status', log(requested(external), ['ApprovalRequested', { approval_id: 'a1', execution_id: 'e1' }], ['ApprovalDenied', { approval_id: 'a1', reason: 'no' }]), null],
     ['a session completed meanwhile', log(turn('t1'), requested(), ended('t1', 'completed', 1), ['TaskCompleted', {}], ['ExecutionSucceeded', { execution_id: 'e1' }]), null],
     ['a session reopened after completion', log(turn('t1'), requested(), ended('t1', 'completed', 1), ['TaskCompleted', {}], ['SessionReopened', {}], ['ExecutionSucceeded', { execution_id: 'e1' }]), 'e1'],
     ['nothing ended', log(turn('t1'), requested(), ended('t1', 'completed', 1)), null],

@@ -66,7 +66,8 @@ export function unseenExecutionEnd(events: readonly StoredEventLike[]): string |
   return closed || end === null ? null : end.executionId;
 }
 
+/** The built-in agent: an external agent (an MCP client, named in metadata.client) carries on by itself. */
 function isAgent(metadata: Record<string, unknown>): boolean {
   const actor = metadata.actor as { role?: unknown } | undefined;
-  return actor?.role === 'agent';
+  return actor?.role === 'agent' && metadata.client === undefined;
 }

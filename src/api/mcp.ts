@@ -1,0 +1,106 @@
+// POST /mcp: the MCP Streamable HTTP transport (the official SDK's, in its stateless form) on the API's bearer
+// tokens. Each request gets its own MCP server object; the session a client was given at its handshake lives in
+// the database (src/mcp/sessions.ts), so any `nomos serve` sharing it answers any request of any client, and
+// answers come as JSON (no stream held open on one server). GET (a server-to-client stream) is not offered: 405,
+// as the transport's specification allows. DELETE ends the client's session.
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { Client } from '../domain/messages.ts';
+import { buildMcpServer } from '../mcp/server.ts';
+import { hasReached } from '../projections/projector.ts';
+import { type McpPrincipal, type McpSession, McpSessions } from '../mcp/sessions.ts';
+import { authenticate } from './auth.ts';
+import { HttpProblem } from './errors.ts';
+
+const SESSION_HEADER = 'mcp-session-id';
+
+/** The handshake's own fields that name the client; the rest of it is the SDK's to check. */
+const Initialize = z.object({
+  jsonrpc: z.literal('2.0'),
+  method: z.literal('initialize'),
+  params: z.object({ protocolVersion: z.string().max(50), clientInfo: z.object({ name: z.string(), version: z.string() }) }),
+});
+
+/** A JSON-RPC error as the body of an HTTP refusal: what an MCP client shows its user. */
+function refuse(reply: FastifyReply, status: number, message: string, id: unknown = null): FastifyReply {
+  return reply
+    .status(status)
+    .type('application/json')
+    .send({ jsonrpc: '2.0', error: { code: status === 404 ? -32001 : -32000, message }, id: typeof id === 'string' || typeof id === 'number' ? id : null });
+}
+
+const requestId = (body: unknown): unknown => (typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as { id?: unknown }).id : null);
+
+export const mcpApi: FastifyPluginCallbackZod = (app, _options, done) => {
+  const { runtime, tokens, readWaitMs } = app.nomos;
+  const sessions = new McpSessions(runtime.db);
+  const caughtUp = async (position: number) => {
+    const deadline = Date.now() + readWaitMs;
+    while (!(await hasReached({ store: runtime.store, db: runtime.db }, runtime.projections, position)) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  };
+
+  // The auth hook skips these routes (config.public) so that a refusal is a JSON-RPC error an MCP client can show.
+  const who = (request: FastifyRequest, reply: FastifyReply): McpPrincipal | null => {
+    try {
+      return authenticate(request, tokens);
+    } catch (error) {
+      if (!(error instanceof HttpProblem)) throw error;
+      void refuse(reply, error.status, `${error.code}: ${error.message}`, requestId(request.body));
+      return null;
+    }
+  };
+
+  /** The client's session, from its header: 400 without one, 404 for one this token was never given (the client then initializes again). */
+  const sessionOf = async (request: FastifyRequest, reply: FastifyReply, principal: McpPrincipal): Promise<McpSession | null> => {
+    const header = request.headers[SESSION_HEADER];
+    if (typeof header !== 'string' || header === '') {
+      void refuse(reply, 400, 'Bad Request: send the Mcp-Session-Id header the server gave at initialize (initialize first)', requestId(request.body));
+      return null;
+    }
+    const session = /^[0-9a-f-]{36}$/.test(header) ? await sessions.find(header, principal) : null;
+    if (session === null) void refuse(reply, 404, `Session not found: no MCP session ${header.slice(0, 60)} for this token; initialize again`, requestId(request.body));
+    return session;
+  };
+
+  app.post('/mcp', { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
+    const principal = who(request, reply);
+    if (principal === null) return reply;
+    const handshake = Initialize.safeParse(request.body);
+    let session: McpSession | null;
+    if (handshake.success) {
+      const client = Client.safeParse({ name: handshake.data.params.clientInfo.name.slice(0, 200) || 'unnamed', version: handshake.data.params.clientInfo.version.slice(0, 100) });
+      if (!client.success) return refuse(reply, 400, 'Bad Request: clientInfo needs a name and a version', requestId(request.body));
+      session = await sessions.open(principal, client.data, handshake.data.params.protocolVersion);
+      reply.raw.setHeader(SESSION_HEADER, session.id);
+    } else {
+      session = await sessionOf(request, reply, principal);
+      if (session === null) return reply;
+    }
+    const server = buildMcpServer({ principal, session, correlationId: request.id }, { services: runtime.tools, sessions, caughtUp });
+    const transport = new StreamableHTTPServerTransport({ enableJsonResponse: true });
+    await server.connect(transport);
+    reply.raw.on('close', () => void server.close());
+    reply.hijack();
+    await transport.handleRequest(request.raw, reply.raw, request.body);
+    return reply;
+  });
+
+  app.delete('/mcp', { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
+    const principal = who(request, reply);
+    if (principal === null) return reply;
+    const session = await sessionOf(request, reply, principal);
+    if (session === null) return reply;
+    await sessions.close(session.id, principal);
+    return reply.status(204).send();
+  });
+
+  app.get('/mcp', { config: { public: true }, schema: { hide: true } }, (_request, reply) =>
+    reply.status(405).header('allow', 'POST, DELETE').type('application/json').send({ jsonrpc: '2.0', error: { code: -32000, message: 'Method Not Allowed: this server answers POST (and DELETE to end a session); it opens no server-to-client stream' }, id: null }),
+  );
+
+  done();
+};

@@ -1,0 +1,123 @@
+// MCP sessions, shared by every server through the database: the Mcp-Session-Id a client was given at its
+// handshake names who it is (the token's actor), what it is (its name and version) and the Nomos session its
+// tool calls go to. Nothing of it lives in one process, so any server answers any request of any client, and a
+// server killed between two calls loses nothing.
+import { randomUUID } from 'node:crypto';
+import { RuleViolation, type Client } from '../domain/messages.ts';
+import { sessionStream } from '../domain/session/stream.ts';
+import type { Queryable } from '../ports/db.ts';
+import type { CommandContext, CommandDeps } from '../commands/context.ts';
+import { runSessionCommand } from '../commands/session.ts';
+
+/** Whom a token names: the API's roles (an auditor reads, and is never an event's actor). */
+export interface McpPrincipal {
+  readonly role: 'operator' | 'agent' | 'auditor';
+  readonly name: string;
+}
+
+export interface McpSession {
+  readonly id: string;
+  readonly principal: McpPrincipal;
+  readonly client: Client;
+  readonly protocolVersion: string;
+  /** The Nomos session its calls are recorded in; null until its first call that needs one. */
+  readonly nomosSessionId: string | null;
+  readonly started: boolean;
+  /** The log position of its last recorded call: its next call reads the read models once they hold it. */
+  readonly lastPosition: number;
+}
+
+interface Row {
+  id: string;
+  actor_role: McpPrincipal['role'];
+  actor_id: string;
+  client_name: string;
+  client_version: string;
+  protocol_version: string;
+  nomos_session_id: string | null;
+  started: boolean;
+  last_position: string;
+}
+
+const fromRow = (row: Row): McpSession => ({
+  id: row.id,
+  principal: { role: row.actor_role, name: row.actor_id },
+  client: { name: row.client_name, version: row.client_version },
+  protocolVersion: row.protocol_version,
+  nomosSessionId: row.nomos_session_id,
+  started: row.started,
+  lastPosition: Number(row.last_position),
+});
+
+/** A session that has not been used for this long is gone: its client initializes again (HTTP 404, as MCP says). */
+const IDLE_DAYS = 30;
+
+export class McpSessions {
+  constructor(private readonly db: Queryable) {}
+
+  async open(principal: McpPrincipal, client: Client, protocolVersion: string): Promise<McpSession> {
+    const id = randomUUID();
+    await this.db.query(
+      `INSERT INTO mcp_sessions (id, actor_role, actor_id, client_name, client_version, protocol_version) VALUES ($1, $2, $3, $4, $5, $6)`,
+      [id, principal.role, principal.name, client.name, client.version, protocolVersion],
+    );
+    // Old sessions go as new ones come, on whichever server: no sweep to lead.
+    await this.db.query(`DELETE FROM mcp_sessions WHERE last_seen_at < now() - $1 * interval '1 day'`, [IDLE_DAYS]);
+    return { id, principal, client, protocolVersion, nomosSessionId: null, started: false, lastPosition: 0 };
+  }
+
+  /** The session, when it exists and belongs to this token's principal (another token's session id is as good as unknown). */
+  async find(id: string, principal: McpPrincipal): Promise<McpSession | null> {
+    const { rows } = await this.db.query<Row>(
+      `UPDATE mcp_sessions SET last_seen_at = now() WHERE id = $1 AND actor_role = $2 AND actor_id = $3
+       RETURNING id, actor_role, actor_id, client_name, client_version, protocol_version, nomos_session_id, started, last_position`,
+      [id, principal.role, principal.name],
+    );
+    return rows[0] ? fromRow(rows[0]) : null;
+  }
+
+  async close(id: string, principal: McpPrincipal): Promise<boolean> {
+    const { rows } = await this.db.query<{ id: string }>('DELETE FROM mcp_sessions WHERE id = $1 AND actor_role = $2 AND actor_id = $3 RETURNING id', [id, principal.role, principal.name]);
+    return rows.length > 0;
+  }
+
+  /**
+   * The Nomos session the client's calls go to, started if need be. The first call binds a new one; concurrent
+   * first calls (on any servers) agree on one, since the binding is a single conditional UPDATE; a server that
+   * died after binding and before starting it leaves `started` false, and the next call starts it.
+   */
+  async sessionFor(session: McpSession, deps: CommandDeps, ctx: CommandContext): Promise<string> {
+    let id = session.nomosSessionId;
+    let started = session.started;
+    if (id === null) {
+      const { rows } = await this.db.query<{ nomos_session_id: string; started: boolean }>(
+        `UPDATE mcp_sessions SET nomos_session_id = COALESCE(nomos_session_id, $2) WHERE id = $1 RETURNING nomos_session_id, started`,
+        [session.id, deps.newId()],
+      );
+      if (!rows[0]) throw new Error(`MCP session ${session.id} ended`);
+      ({ nomos_session_id: id, started } = rows[0]);
+    }
+    if (!started) {
+      try {
+        await runSessionCommand(deps, id, { type: 'start_session', session_id: id }, ctx);
+      } catch (error) {
+        // Another call of this client started it first.
+        if (!(error instanceof RuleViolation && error.rule === 'session_exists')) throw error;
+      }
+      await this.db.query('UPDATE mcp_sessions SET started = true WHERE id = $1', [session.id]);
+    }
+    return id;
+  }
+
+  async noteWritten(id: string, position: number): Promise<void> {
+    await this.db.query('UPDATE mcp_sessions SET last_position = GREATEST(last_position, $2) WHERE id = $1', [id, position]);
+  }
+
+  /** Attaches the client to an existing Nomos session (a call's session_id argument): its later calls go there. */
+  async attach(session: McpSession, deps: CommandDeps, sessionId: string): Promise<string> {
+    const { version } = await deps.store.readStream(sessionStream(sessionId));
+    if (version === -1) throw new RuleViolation('session_not_found', `There is no session ${sessionId}; leave session_id out to work in this client's own session.`);
+    await this.db.query('UPDATE mcp_sessions SET nomos_session_id = $2, started = true WHERE id = $1', [session.id, sessionId]);
+    return sessionId;
+  }
+}

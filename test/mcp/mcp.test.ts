@@ -1,6 +1,7 @@
 // Nomos as an MCP server, driven by the official SDK's own client over both transports: Streamable HTTP to
 // `POST /mcp` of a real server (on each database), and stdio through a real `nomos mcp` process piping to it.
 // Commands run on a real SSH server; approvals are given through the HTTP API by an operator, as in the console.
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -200,6 +201,16 @@ describe.each(cases)('MCP over $door ($database.name)', ({ door, database }) => 
     });
     expect(listed).toMatchObject({ goal: 'Tidy the scratch area on peer', outcome: 'success', pending_approvals: 0 });
     expect(listed.tool_call_count).toBeGreaterThanOrEqual(7);
+    // nomos audit, the auditor's own command, reports it like any session.
+    const audit = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      execFile(process.execPath, [BIN, 'audit', '--json', '--since', '1h'], { env: { ...process.env, NOMOS_URL: server.url, NOMOS_TOKEN: 'audit-secret-1' }, timeout: 60_000 }, (error, stdout, stderr) =>
+        resolve({ code: error ? 1 : 0, stdout, stderr }),
+      );
+    });
+    expect(audit.code, audit.stderr).toBe(0);
+    const entry = (JSON.parse(audit.stdout).sessions as any[]).find((e) => e.id === who.session_id);
+    expect(entry).toMatchObject({ objective: 'Tidy the scratch area on peer', outcome: 'success' });
+    expect(entry.top_tools.map((t: { name: string }) => t.name)).toContain('run');
 
     const resource = await agent.readResource({ uri: `nomos://sessions/${who.session_id}` });
     const body = JSON.parse((resource.contents[0] as { text: string }).text);

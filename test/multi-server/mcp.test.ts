@@ -64,7 +64,7 @@ describe.skipIf(postgresDatabase === null)('MCP across two servers on one Postgr
       first.callTool({ name: 'classify_command', arguments: { command: 'df -h' } }),
       onB.callTool({ name: 'classify_command', arguments: { command: 'zfs destroy tank/old' } }),
     ])) as CallToolResult[];
-    const sessionId = ra._meta?.['nomos/session_id'];
+    const sessionId = ra._meta?.['nomos/session_id'] as string;
     expect(sessionId).toMatch(/^[0-9a-f-]{36}$/);
     expect(rb._meta?.['nomos/session_id']).toBe(sessionId);
     expect(answer(rb)).toMatchObject({ risk_class: 'destructive' });

@@ -53,11 +53,12 @@ export function buildMcpServer(caller: McpCaller, { services, sessions, caughtUp
   const { role, name: actorId } = caller.principal;
   const server = new McpServer(SERVER_INFO, { instructions: INSTRUCTIONS, capabilities: { tools: { listChanged: false } } });
   const offered = new Map(toolsFor(role).map((t) => [t.name, t]));
+  const { $schema: _drop, ...sessionArgument } = z.toJSONSchema(SESSION_ARGUMENT);
 
   server.server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: [...offered.values()].map((t) => {
       const schema = argumentsSchema(t);
-      const properties = { ...(schema.properties as Record<string, unknown>), ...(role !== 'auditor' && { session_id: z.toJSONSchema(SESSION_ARGUMENT) }) };
+      const properties = { ...(schema.properties as Record<string, unknown>), ...(role !== 'auditor' && { session_id: sessionArgument }) };
       return { name: t.name, description: t.description, inputSchema: { ...schema, type: 'object' as const, properties }, annotations: t.annotations };
     }),
   }));

@@ -89,6 +89,7 @@ describe.each(cases)('MCP over $door ($database.name)', ({ door, database }) => 
       const agentSchema = argumentsSchema(t);
       expect({ ...rest, properties: own }).toEqual({ ...agentSchema, properties: agentSchema.properties ?? {} });
       expect(session_id).toMatchObject({ type: 'string', format: 'uuid' });
+      expect(session_id).not.toHaveProperty('$schema');
     }
     expect(tools.find((t) => t.name === 'run')!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, openWorldHint: true });
     expect(tools.find((t) => t.name === 'list_entities')!.annotations).toMatchObject({ readOnlyHint: true, openWorldHint: false });

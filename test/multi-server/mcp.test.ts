@@ -63,7 +63,7 @@ describe.skipIf(postgresDatabase === null)('MCP across two servers on one Postgr
     const [ra, rb] = (await Promise.all([
       first.callTool({ name: 'classify_command', arguments: { command: 'df -h' } }),
       onB.callTool({ name: 'classify_command', arguments: { command: 'zfs destroy tank/old' } }),
-    ])) as CallToolResult[];
+    ])) as [CallToolResult, CallToolResult];
     const sessionId = ra._meta?.['nomos/session_id'] as string;
     expect(sessionId).toMatch(/^[0-9a-f-]{36}$/);
     expect(rb._meta?.['nomos/session_id']).toBe(sessionId);

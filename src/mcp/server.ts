@@ -14,6 +14,7 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { type CallToolResult, CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { RuleViolation } from '../domain/messages.ts';
 import type { CommandContext } from '../commands/context.ts';
 import { type Tool, type ToolServices, TOOLS, argumentProblems, argumentsSchema, invokeTool, recordToolCall } from '../agent/tools.ts';
 import { registerResources } from './resources.ts';
@@ -79,16 +80,22 @@ export function buildMcpServer(caller: McpCaller, { services, sessions, caughtUp
     if (!parsed.success) return toolError(`invalid arguments for ${name}: ${argumentProblems(parsed.error)}`);
     if (caller.session === null) throw new McpError(ErrorCode.InvalidRequest, 'initialize first: this request carries no MCP session');
 
-    // An auditor is never an event's actor: it reads, under the role the tools' own answers (whoami) name.
     // Read your writes: what the client's previous call wrote (an execution, a goal) is in the read models this one reads.
     await caughtUp(caller.session.lastPosition);
+    // An auditor is never an event's actor: it reads, under the role the tools' own answers (whoami) name.
     const ctx: CommandContext = { actor: { role: role === 'auditor' ? 'system' : role, id: actorId }, client: caller.session.client, correlationId: caller.correlationId };
     if (role === 'auditor') return toolResult(await invokeTool(t, parsed.data, { sessionId: null, ctx }, services), null);
     const deps = services.deps;
-    const sessionId = attach?.success ? await sessions.attach(caller.session, deps, attach.data) : await sessions.sessionFor(caller.session, deps, ctx);
-    const outcome = await recordToolCall(deps, { sessionId, toolCallId: deps.newId(), name, args: parsed.data, ctx }, () => invokeTool(t, parsed.data, { sessionId, ctx }, services));
-    await sessions.noteWritten(caller.session.id, outcome.position);
-    return toolResult(outcome, sessionId);
+    try {
+      const sessionId = attach?.success ? await sessions.attach(caller.session, deps, attach.data) : await sessions.sessionFor(caller.session, deps, ctx);
+      const outcome = await recordToolCall(deps, { sessionId, toolCallId: deps.newId(), name, args: parsed.data, ctx }, () => invokeTool(t, parsed.data, { sessionId, ctx }, services));
+      await sessions.noteWritten(caller.session.id, outcome.position);
+      return toolResult(outcome, sessionId);
+    } catch (error) {
+      // A session that is not there, or was deleted, is the caller's to correct, like any argument.
+      if (error instanceof RuleViolation) return toolError(`${name}: ${error.message}`);
+      throw error;
+    }
   });
 
   registerResources(server, services);

@@ -115,8 +115,9 @@ export class McpSessions {
 
   /** Attaches the client to an existing Nomos session (a call's session_id argument): its later calls go there. */
   async attach(session: McpSession, deps: CommandDeps, sessionId: string): Promise<string> {
-    const { version } = await deps.store.readStream(sessionStream(sessionId));
+    const { version, events } = await deps.store.readStream(sessionStream(sessionId));
     if (version === -1) throw new RuleViolation('session_not_found', `There is no session ${sessionId}; leave session_id out to work in this client's own session.`);
+    if (events.some((e) => e.type === 'SessionDeleted')) throw new RuleViolation('session_deleted', `Session ${sessionId} was deleted; leave session_id out to work in this client's own session.`);
     await this.db.query('UPDATE mcp_sessions SET nomos_session_id = $2, started = true WHERE id = $1', [session.id, sessionId]);
     return sessionId;
   }

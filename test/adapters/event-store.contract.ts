@@ -182,7 +182,7 @@ export function eventStoreContract(name: string, open: () => Promise<OpenedEvent
     it("readAllProjected reads readAll's pages as projections see them: the same events, metadata cut to the projected keys", async () => {
       const start = (await store().head()).checkpoint;
       const [a, b] = [newStream(), newStream()];
-      const full = { occurred_at: '2026-11-30T08:00:00.000Z', actor: { role: 'agent', id: 'nomos' }, correlation_id: 'c-1', causation_id: 'c-0', schema_version: 1 };
+      const full = { occurred_at: '2026-11-30T08:00:00.000Z', actor: { role: 'agent', id: 'nomos' }, client: { name: 'claude-code', version: '2.1.7' }, correlation_id: 'c-1', causation_id: 'c-0', schema_version: 1 };
       await store().append(a, [event('A0', { n: 1, nested: { deep: [1, 'two'] } }, full), event('A1', {}, { occurred_at: full.occurred_at })], { expectedVersion: 'no_stream' });
       await store().append(b, [event('B0', { text: 'é\u{1F600}' }, full)], { expectedVersion: 'no_stream' });
       let after = start;
@@ -198,7 +198,7 @@ export function eventStoreContract(name: string, open: () => Promise<OpenedEvent
             checkpoint: e.checkpoint,
             type: e.type,
             data: e.data,
-            metadata: { occurred_at: e.metadata.occurred_at ?? null, actor: e.metadata.actor ?? null },
+            metadata: { occurred_at: e.metadata.occurred_at ?? null, actor: e.metadata.actor ?? null, client: e.metadata.client ?? null },
           })),
         );
         if (whole.events.length === 0 && !whole.pending) break;
@@ -208,9 +208,9 @@ export function eventStoreContract(name: string, open: () => Promise<OpenedEvent
       const projected = await store().readAllProjected({ after: start, limit: 100 });
       const mine = projected.events.filter((e) => e.streamName === a || e.streamName === b);
       expect(mine.map((e) => [e.type, e.data, e.metadata])).toEqual([
-        ['A0', { n: 1, nested: { deep: [1, 'two'] } }, { occurred_at: full.occurred_at, actor: full.actor }],
-        ['A1', {}, { occurred_at: full.occurred_at, actor: null }],
-        ['B0', { text: 'é\u{1F600}' }, { occurred_at: full.occurred_at, actor: full.actor }],
+        ['A0', { n: 1, nested: { deep: [1, 'two'] } }, { occurred_at: full.occurred_at, actor: full.actor, client: full.client }],
+        ['A1', {}, { occurred_at: full.occurred_at, actor: null, client: null }],
+        ['B0', { text: 'é\u{1F600}' }, { occurred_at: full.occurred_at, actor: full.actor, client: full.client }],
       ]);
       expect(mine.map((e) => e.position)).toEqual(ours.map((e) => e.position));
     });

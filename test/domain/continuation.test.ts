@@ -12,7 +12,7 @@ function log(...specs: Array<[string, Record<string, unknown>, Record<string, un
   return specs.map(([type, data, metadata], streamPosition) => ({ type, data, metadata: metadata ?? agent, streamPosition }));
 }
 
-const requested = (by = agent): [string, Record<string, unknown>, Record<string, unknown>] => ['ExecutionRequested', { execution_id: 'e1' }, by];
+const requested = (by: Record<string, unknown> = agent): [string, Record<string, unknown>, Record<string, unknown>] => ['ExecutionRequested', { execution_id: 'e1' }, by];
 const turn = (id: string): [string, Record<string, unknown>] => ['TurnStarted', { turn_id: id, trigger: 'user_message' }];
 const ended = (id: string, status: string, seen?: number): [string, Record<string, unknown>] => ['TurnEnded', { turn_id: id, status, model_calls: 1, ...(seen !== undefined && { seen_version: seen }) }];
 
@@ -28,6 +28,7 @@ describe('unseenExecutionEnd', () => {
     ['an end after a cancelled turn: only the operator starts the agent again', log(turn('t1'), requested(), ended('t1', 'cancelled', 1), ['ExecutionSucceeded', { execution_id: 'e1' }]), null],
     ['an end after a cancelled turn and a new one that completed', log(turn('t1'), requested(), ended('t1', 'cancelled', 1), turn('t2'), ended('t2', 'completed', 3), ['ExecutionSucceeded', { execution_id: 'e1' }]), 'e1'],
     ['a turn recorded before seen_version existed', log(turn('t1'), requested(), ['ExecutionSucceeded', { execution_id: 'e1' }], ended('t1', 'completed')), null],
+    ['the built-in agent\'s, read as projected (a metadata key it lacks reads null)', log(turn('t1'), requested({ ...agent, client: null }), ended('t1', 'completed', 1), ['ExecutionSucceeded', { execution_id: 'e1' }]), 'e1'],
     ['an execution the operator asked for', log(requested(operator), ['ExecutionSucceeded', { execution_id: 'e1' }]), null],
     ['an execution an external agent asked for (over MCP): it polls, the built-in agent stays out', log(requested(external), ['ExecutionSucceeded', { execution_id: 'e1' }]), null],
     ['an external agent denied: it is told by get_execution_status', log(requested(external), ['ApprovalRequested', { approval_id: 'a1', execution_id: 'e1' }], ['ApprovalDenied', { approval_id: 'a1', reason: 'no' }]), null],

@@ -53,6 +53,8 @@ describe.each(cases)('MCP over $door ($database.name)', ({ door, database }) => 
   let peer: SshPeer;
   let server: TestServer;
   let agent: Client;
+  /** The Nomos session the client's first call started. */
+  let ownSession = '';
   const scratch = `/tmp/nomos-mcp-${randomUUID()}`;
   const eventCount = async () => Number((await server.runtime.db.query<{ n: string }>('SELECT count(*) AS n FROM events')).rows[0]!.n);
   const call = (client: Client, name: string, args: Record<string, unknown>) => client.callTool({ name, arguments: args }) as Promise<CallToolResult>;
@@ -125,6 +127,7 @@ describe.each(cases)('MCP over $door ($database.name)', ({ door, database }) => 
     expect(answer(result).stdout).toContain('hello-from-mcp');
     const sessionId = result._meta?.['nomos/session_id'] as string;
     expect(sessionId).toMatch(/^[0-9a-f-]{36}$/);
+    ownSession = sessionId;
     expect(answer(await call(agent, 'whoami', {}))).toMatchObject({ agent: 'claude-box', role: 'agent', session_id: sessionId, client: CLIENT });
 
     const calls = await until('the tool calls in the read model', async () => {
@@ -182,6 +185,29 @@ describe.each(cases)('MCP over $door ($database.name)', ({ door, database }) => 
     expect(text(badSession)).toMatch(/session_id/);
     await expect(call(agent, 'format_disk', {})).rejects.toThrow(/there is no tool format_disk; the tools are whoami, set_goal/);
     expect(await eventCount()).toBe(before);
+  });
+
+  it("works in a session it names (session_id), and reads what it wrote back as a knowledge resource", async () => {
+    const created = await server.request('POST', '/sessions', undefined, operator);
+    const named = created.body.session_id as string;
+    const goal = await call(agent, 'set_goal', { goal: 'Write down how the peer is reached', session_id: named });
+    expect(goal._meta?.['nomos/session_id']).toBe(named);
+    // Its later calls stay there without naming it again.
+    const kept = await call(agent, 'upsert_knowledge', { kind: 'runbook', title: 'Reaching peer', body: 'ssh as the test user on the loopback port', about: ['host:peer'] });
+    expect(kept._meta?.['nomos/session_id']).toBe(named);
+    const id = answer(kept).knowledge_id as string;
+    const item = await agent.readResource({ uri: `nomos://knowledge/${id}` });
+    expect((item.contents[0] as { text: string }).text).toMatch(/^# Reaching peer\n\nrunbook · about host:peer/);
+    expect((await agent.listResources()).resources.map((r) => r.uri)).toContain(`nomos://knowledge/${id}`);
+    const unknown = await call(agent, 'whoami', { session_id: randomUUID() });
+    expect(unknown.isError).toBe(true);
+    expect(text(unknown)).toMatch(/There is no session/);
+    expect((await server.request('DELETE', `/sessions/${named}`, { reason: 'test' }, operator)).status).toBe(200);
+    const deleted = await call(agent, 'whoami', { session_id: named });
+    expect(deleted.isError).toBe(true);
+    expect(text(deleted)).toMatch(/was deleted/);
+    // Back to the client's own session for the tests that follow.
+    await call(agent, 'whoami', { session_id: ownSession });
   });
 
   it('refuses a missing or a wrong token with a message that says so, appending nothing', async () => {

@@ -69,5 +69,6 @@ export function unseenExecutionEnd(events: readonly StoredEventLike[]): string |
 /** The built-in agent: an external agent (an MCP client, named in metadata.client) carries on by itself. */
 function isAgent(metadata: Record<string, unknown>): boolean {
   const actor = metadata.actor as { role?: unknown } | undefined;
-  return actor?.role === 'agent' && metadata.client === undefined;
+  // A projected event reads a key it lacks as null.
+  return actor?.role === 'agent' && (metadata.client === undefined || metadata.client === null);
 }

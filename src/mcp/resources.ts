@@ -17,14 +17,15 @@ const json = (uri: URL, value: unknown): ReadResourceResult => ({ contents: [{ u
 
 const variable = (value: string | string[] | undefined): string => (Array.isArray(value) ? (value[0] ?? '') : (value ?? ''));
 
-export function registerResources(server: McpServer, services: ToolServices): void {
+/** `readable` resolves once the read models hold what the client wrote last. */
+export function registerResources(server: McpServer, services: ToolServices, readable: () => Promise<void>): void {
   const db = services.readDb;
 
   server.registerResource(
     'session',
     new ResourceTemplate('nomos://sessions/{id}', {
       list: async () => ({
-        resources: (await listSessions(db, { limit: LISTED })).sessions.map((s) => ({
+        resources: (await readable().then(() => listSessions(db, { limit: LISTED }))).sessions.map((s) => ({
           uri: `nomos://sessions/${s.id}`,
           name: s.title ?? `session ${s.id}`,
           description: `${s.status}${s.outcome ? ` (${s.outcome})` : ''}${s.blocker ? `; blocked: ${s.blocker}` : ''}; ${s.tool_call_count} tool calls; last active ${s.last_active_at}`,
@@ -35,6 +36,7 @@ export function registerResources(server: McpServer, services: ToolServices): vo
     { title: 'A Nomos session', description: 'One session: its aggregates and blocker, transcript, tool calls, plan and executions (the read models).', mimeType: 'application/json' },
     async (uri, variables) => {
       const id = variable(variables.id);
+      await readable();
       const session = await getSession(db, id);
       if (session === null) throw new McpError(ErrorCode.InvalidParams, `there is no session ${id}`);
       const [messages, tool_calls, plan, executions] = await Promise.all([getMessages(db, id), getToolCalls(db, id), getPlan(db, id), listSessionExecutions(db, id)]);
@@ -46,7 +48,7 @@ export function registerResources(server: McpServer, services: ToolServices): vo
     'knowledge',
     new ResourceTemplate('nomos://knowledge/{id}', {
       list: async () => ({
-        resources: (await listKnowledge(db, LISTED * 2)).map((k) => ({
+        resources: (await readable().then(() => listKnowledge(db, LISTED * 2))).map((k) => ({
           uri: `nomos://knowledge/${k.id}`,
           name: k.title,
           description: `${k.kind} about ${k.about.join(', ') || 'the fleet'}`,
@@ -57,6 +59,7 @@ export function registerResources(server: McpServer, services: ToolServices): vo
     { title: 'A runbook, investigation or note', description: 'What Nomos knows: reusable procedures (runbooks), diagnoses (investigations) and notes, about the entities they name.', mimeType: 'text/markdown' },
     async (uri, variables) => {
       const id = variable(variables.id);
+      await readable();
       const item = await getKnowledge(db, id);
       if (item === null) throw new McpError(ErrorCode.InvalidParams, `there is no knowledge item ${id}`);
       const header = `# ${item.title}\n\n${item.kind} · about ${item.about.join(', ') || 'the fleet'}${item.tags.length > 0 ? ` · tags ${item.tags.join(', ')}` : ''} · updated ${item.updated_at}\n\n`;
@@ -68,6 +71,9 @@ export function registerResources(server: McpServer, services: ToolServices): vo
     'fleet',
     'nomos://fleet',
     { title: 'The fleet', description: 'The inventory: hosts, containers and VMs with their state and attributes.', mimeType: 'application/json' },
-    async (uri) => json(uri, { entities: await listEntities(db) }),
+    async (uri) => {
+      await readable();
+      return json(uri, { entities: await listEntities(db) });
+    },
   );
 }

@@ -86,7 +86,7 @@ async function facts(db: Queryable, session: SessionView): Promise<unknown> {
   };
 }
 
-export function registerReviewPrompt(server: McpServer, services: ToolServices): void {
+export function registerReviewPrompt(server: McpServer, services: ToolServices, readable: () => Promise<void>): void {
   server.registerPrompt(
     'session-review',
     {
@@ -96,6 +96,7 @@ export function registerReviewPrompt(server: McpServer, services: ToolServices):
     },
     async ({ session_id }): Promise<GetPromptResult> => {
       const db = services.readDb;
+      await readable();
       let sessions: SessionView[];
       if (session_id !== undefined) {
         const session = await getSession(db, session_id);

@@ -98,8 +98,10 @@ export function buildMcpServer(caller: McpCaller, { services, sessions, caughtUp
     }
   });
 
-  registerResources(server, services);
-  registerReviewPrompt(server, services);
+  // Resources and the prompt read the read models too: what the client wrote last is in them first.
+  const readable = () => caughtUp(caller.session?.lastPosition ?? 0);
+  registerResources(server, services, readable);
+  registerReviewPrompt(server, services, readable);
   return server;
 }
 

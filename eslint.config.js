@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules', '.nomos', 'bin', 'coverage', 'scratch', '.dependency-cruiser.cjs', 'web/dist'] },
+  { ignores: ['node_modules', '.nomos', 'bin', 'coverage', 'scratch', '.dependency-cruiser.cjs', 'web/dist', 'dist'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -12,6 +12,7 @@ import { SqlEventStore } from '../src/adapters/eventstore/sql.ts';
 import { Projector } from '../src/projections/projector.ts';
 import { projections } from '../src/runtime.ts';
 import { appendSessions, type AppendRun } from './append.ts';
+import { measureCliStart } from './cli.ts';
 import { READ_MODEL_RUNS, compareAudits } from './audit.ts';
 import { createBenchDatabase, serverVersion } from './database.ts';
 import { sessions } from './generator.ts';
@@ -119,6 +120,8 @@ async function main(): Promise<void> {
       lags.push(await measureLag(store, bench.db, source, { eventsPerSecond: rate, seconds: scale.lag.seconds }));
     }
     const peak = await server.peakMemory();
+    log('command line start times');
+    const cli = await measureCliStart();
 
     const rebuildSeconds = rebuilt.together.seconds;
     const rows: Row[] = [
@@ -145,6 +148,9 @@ async function main(): Promise<void> {
         met: audit.ratio >= 100,
       },
       { metric: 'server peak memory (VmHWM of nomos serve)', figure: `${n(peak / 1_048_576)} MiB`, target: null },
+      { metric: 'nomos --help, wall (median of 5)', figure: ms(cli.helpMs), target: '≤ 500 ms', met: cli.helpMs <= 500 },
+      { metric: 'nomos classify, wall (median of 5)', figure: ms(cli.classifyMs), target: null },
+      { metric: `nomos serve to /healthz, existing embedded data dir (first start on an empty one: ${ms(cli.serveFirstMs)})`, figure: ms(cli.serveExistingMs), target: '≤ 2 s', met: cli.serveExistingMs <= 2_000 },
     ];
     const header = [
       `# Nomos benchmark — ${scale.name} scale`,

@@ -1,14 +1,12 @@
 // Wires the parts for one process: the read-model database (PostgreSQL or embedded PGlite), the event store
 // (the same database, or EventStoreDB), migrations, and the projections with their projectors.
 import { randomUUID } from 'node:crypto';
-import { mkdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { Db } from './ports/db.ts';
 import { migrate } from './adapters/db/migrate.ts';
-import { pgliteDb } from './adapters/db/pglite.ts';
-import { postgresDb } from './adapters/db/postgres.ts';
-import { EsdbEventStore } from './adapters/eventstore/esdb.ts';
+import { openDb } from './adapters/db/open.ts';
 import { SqlEventStore } from './adapters/eventstore/sql.ts';
 import { Agent } from './agent/agent.ts';
 import { fleetSnapshot } from './agent/fleet-snapshot.ts';
@@ -22,11 +20,9 @@ import { LiveExecutions } from './execution/live.ts';
 import { sweep } from './execution/sweeps.ts';
 import { every, LedLoop } from './leases/led-loop.ts';
 import { httpReader } from './adapters/http/fetch-text.ts';
-import { OpenAiLlm } from './adapters/llm/openai.ts';
 import type { CommandDeps } from './commands/context.ts';
 import type { Executor } from './ports/executor.ts';
 import { ExecutionService } from './execution/service.ts';
-import { SshExecutor } from './adapters/ssh/executor.ts';
 import type { EventStore } from './ports/event-store.ts';
 import type { Config } from './config.ts';
 import type { Projection } from './projections/projection.ts';
@@ -76,11 +72,7 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-export async function openDb(config: Config): Promise<Db> {
-  if (config.databaseUrl) return postgresDb(config.databaseUrl);
-  await mkdir(config.dataDir, { recursive: true });
-  return pgliteDb(config.dataDir);
-}
+export { openDb };
 
 /**
  * Opens everything from configuration; tests may pass a fresh db, a clock, an executor or a model client of
@@ -93,13 +85,14 @@ export async function openRuntime(
   const chosen = given?.projections ?? projections;
   const db = given?.db ?? (await openDb(config));
   await migrate(db);
-  const store: EventStore = config.eventStoreUrl ? new EsdbEventStore(config.eventStoreUrl) : new SqlEventStore(db);
+  // The adapters a configuration may do without are loaded only when it names them: a server starts sooner.
+  const store: EventStore = config.eventStoreUrl ? new (await import('./adapters/eventstore/esdb.ts')).EsdbEventStore(config.eventStoreUrl) : new SqlEventStore(db);
   // A projection whose version changed is rebuilt into shadow tables by the server that leads it, while its
   // live tables keep answering (see startProjectors).
   for (const projection of chosen) await ensureCheckpoint(db, projection);
   const projectors: LedProjector[] = [];
   const commandDeps: CommandDeps = { store, readDb: db, clock: given?.clock ?? (() => new Date()), newId: randomUUID };
-  const executor = given?.executor ?? (config.sshKeyPath ? new SshExecutor({ privateKey: await readFile(config.sshKeyPath) }) : null);
+  const executor = given?.executor ?? (config.sshKeyPath ? new (await import('./adapters/ssh/executor.ts')).SshExecutor({ privateKey: await readFile(config.sshKeyPath) }) : null);
   // This server's name in leases and claims, as other servers' answers show it.
   const serverId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const log = (message: string, error?: unknown) => console.error(`nomos: ${message}:`, error);
@@ -109,7 +102,7 @@ export async function openRuntime(
   // Servers sharing PostgreSQL pass each other's token deltas; an embedded database has one server.
   const unshare = db.kind === 'postgres' ? await bus.share(db, serverId) : null;
   const leases = new TurnLeases(db, serverId, { ttlMs: config.turnLeaseMs, renewMs: Math.max(100, Math.floor(config.turnLeaseMs / 5)) }, log);
-  const llm = given?.llm ?? (config.llm ? new OpenAiLlm({ apiKey: config.llm.apiKey, model: config.llm.model, ...(config.llm.baseURL && { baseURL: config.llm.baseURL }) }) : null);
+  const llm = given?.llm ?? (config.llm ? new (await import('./adapters/llm/openai.ts')).OpenAiLlm({ apiKey: config.llm.apiKey, model: config.llm.model, ...(config.llm.baseURL && { baseURL: config.llm.baseURL }) }) : null);
   // The agent's tools, for the built-in agent and for external agents over MCP alike.
   const tools: ToolServices = { deps: commandDeps, readDb: db, executions, web: httpReader(), model: config.llm?.model ?? 'custom', knowledge: knowledgeTools(commandDeps, db) };
   const agent = llm

@@ -3,12 +3,10 @@
 // the database (src/mcp/sessions.ts), so any `nomos serve` sharing it answers any request of any client, and
 // answers come as JSON (no stream held open on one server). GET (a server-to-client stream) is not offered: 405,
 // as the transport's specification allows. DELETE ends the client's session.
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { Client } from '../domain/messages.ts';
-import { buildMcpServer } from '../mcp/server.ts';
 import { hasReached } from '../projections/projector.ts';
 import { type McpPrincipal, type McpSession, McpSessions } from '../mcp/sessions.ts';
 import { authenticate } from './auth.ts';
@@ -80,6 +78,8 @@ export const mcpApi: FastifyPluginCallbackZod = (app, _options, done) => {
       session = await sessionOf(request, reply, principal);
       if (session === null) return reply;
     }
+    // The SDK loads with the first MCP request, not with the server (a quarter of a second of its start).
+    const [{ buildMcpServer }, { StreamableHTTPServerTransport }] = await Promise.all([import('../mcp/server.ts'), import('@modelcontextprotocol/sdk/server/streamableHttp.js')]);
     const server = buildMcpServer({ principal, session, correlationId: request.id }, { services: runtime.tools, sessions, caughtUp });
     const transport = new StreamableHTTPServerTransport({ enableJsonResponse: true });
     await server.connect(transport);

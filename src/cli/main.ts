@@ -1,29 +1,34 @@
-// The `nomos` command line: serve, migrate, and projection maintenance. Thin: each verb wires existing parts.
+// The `nomos` command line: serve, migrate, projection maintenance, the fleet, chat, audit, MCP and the classifier.
+// Thin: each verb wires existing parts, and loads them only when it runs.
+import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
-import { migrate } from '../adapters/db/migrate.ts';
-import { loadConfig } from '../config.ts';
-import { classify } from '../domain/risk/index.ts';
-import { openDb, projections as allProjections } from '../runtime.ts';
+import { DEFAULT_REBUILD_BATCH_SIZE } from '../projections/rebuild-defaults.ts';
 import { auditCommand } from './audit.ts';
+import { CLASSIFY_EXIT, PROJECTION_NAMES } from './catalog.ts';
 import { chatCommand } from './chat.ts';
-import { claimDataDir } from './data-dir-lock.ts';
 import { fleetCommand } from './fleet.ts';
-import { mcpCommand } from './mcp.ts';
-import { DEFAULT_REBUILD_BATCH_SIZE } from '../projections/projector.ts';
-import { rebuildCommand, statusCommand } from './projections.ts';
-import { serve } from './serve.ts';
+import { DEFAULT_URL } from './server-client.ts';
 
-const program = new Command('nomos').description('Nomos: an event-sourced backend for a resident operations agent').showHelpAfterError();
 
+const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+
+
+const program = new Command('nomos').description('Nomos: an event-sourced backend for a resident operations agent').version(version).showHelpAfterError();
+
+// Each verb loads its code when it runs, so that help, the version and the light verbs start at once.
 program
   .command('serve')
   .description('start the HTTP API and the projectors (embedded PGlite in NOMOS_DATA_DIR unless DATABASE_URL is set)')
-  .action(async () => serve(loadConfig()));
+  .action(async () => {
+    const [{ serve }, { loadConfig }] = await Promise.all([import('./serve.ts'), import('../config.ts')]);
+    await serve(loadConfig());
+  });
 
 program
   .command('migrate')
   .description('apply the SQL migrations in migrations/ (safe to run twice)')
   .action(async () => {
+    const [{ loadConfig }, { claimDataDir }, { openDb }, { migrate }] = await Promise.all([import('../config.ts'), import('./data-dir-lock.ts'), import('../adapters/db/open.ts'), import('../adapters/db/migrate.ts')]);
     const config = loadConfig();
     const release = config.databaseUrl ? null : await claimDataDir(config.dataDir, { create: true });
     const db = await openDb(config);
@@ -45,29 +50,40 @@ function batchSizeOption(value: string): number {
 const projections = program.command('projections').description('inspect and rebuild the read models');
 projections
   .command('rebuild')
-  .argument('[name]', `one projection (${allProjections.map((p) => p.name).join(', ')}); all when omitted`)
+  .argument('[name]', `one projection (${PROJECTION_NAMES.join(', ')}); all when omitted`)
   .option('--restart', 'discard a rebuild left unfinished and start again from the first event (by default it is resumed)')
   .option('--batch-size <events>', `events applied per transaction (default ${DEFAULT_REBUILD_BATCH_SIZE}; smaller commits progress more often)`, batchSizeOption)
   .description('replay every event into shadow tables while the live ones keep answering, then swap them in')
-  .action(async (name: string | undefined, options: { restart?: boolean; batchSize?: number }) =>
-    rebuildCommand(loadConfig(), name, { restart: options.restart === true, ...(options.batchSize !== undefined && { batchSize: options.batchSize }) }),
-  );
+  .action(async (name: string | undefined, options: { restart?: boolean; batchSize?: number }) => {
+    const [{ rebuildCommand }, { loadConfig }] = await Promise.all([import('./projections.ts'), import('../config.ts')]);
+    await rebuildCommand(loadConfig(), name, { restart: options.restart === true, ...(options.batchSize !== undefined && { batchSize: options.batchSize }) });
+  });
 projections
   .command('status')
   .description("each projection's version, position and lag")
-  .action(async () => statusCommand(loadConfig()));
+  .action(async () => {
+    const [{ statusCommand }, { loadConfig }] = await Promise.all([import('./projections.ts'), import('../config.ts')]);
+    await statusCommand(loadConfig());
+  });
 
 program.addCommand(fleetCommand());
 program.addCommand(chatCommand());
 program.addCommand(auditCommand());
-program.addCommand(mcpCommand());
+
+program
+  .command('mcp')
+  .description(`serve MCP on stdin/stdout for an agent that starts its tools as a process, through the server at NOMOS_URL (default ${DEFAULT_URL}) with NOMOS_TOKEN`)
+  .action(async () => (await import('./mcp.ts')).bridgeStdio());
 
 program
   .command('classify')
   .argument('<command>', 'a shell command, quoted as one argument')
-  .description('print the risk verdict run would apply to COMMAND (JSON)')
-  .action((command: string) => {
-    console.log(JSON.stringify(classify(command), null, 2));
+  .description(`print the risk verdict run would apply to COMMAND (JSON); the exit status says it too: ${Object.entries(CLASSIFY_EXIT).map(([verdict, code]) => `${code} ${verdict}`).join(', ')}`)
+  .action(async (command: string) => {
+    const { classify } = await import('../domain/risk/index.ts');
+    const verdict = classify(command);
+    console.log(JSON.stringify(verdict, null, 2));
+    process.exitCode = CLASSIFY_EXIT[verdict.risk_class];
   });
 
 program.parseAsync(process.argv).catch((error: unknown) => {

@@ -6,7 +6,6 @@
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { type JSONRPCMessage, isJSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
-import { Command } from 'commander';
 import { DEFAULT_URL } from './server-client.ts';
 
 /** The server's own words from a refused POST ("Error POSTing to endpoint: {jsonrpc error}"), or the transport's. */
@@ -58,10 +57,4 @@ export async function bridgeStdio(env: NodeJS.ProcessEnv = process.env): Promise
   await upstream.terminateSession().catch(() => undefined);
   await upstream.close();
   await local.close();
-}
-
-export function mcpCommand(): Command {
-  return new Command('mcp')
-    .description(`serve MCP on stdin/stdout for an agent that starts its tools as a process, through the server at NOMOS_URL (default ${DEFAULT_URL}) with NOMOS_TOKEN`)
-    .action(async () => bridgeStdio());
 }

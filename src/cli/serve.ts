@@ -1,9 +1,8 @@
 // `nomos serve`: open the runtime, listen, start the projectors and the sweep; on a signal or a listen error,
 // close everything in order under a deadline and exit (src/cli/shutdown.ts).
 import { resolve } from 'node:path';
-import { buildApp } from '../api/app.ts';
+import { openDb } from '../adapters/db/open.ts';
 import type { Config } from '../config.ts';
-import { openRuntime } from '../runtime.ts';
 import { claimDataDir } from './data-dir-lock.ts';
 import { type CloseStep, closeInOrder, onStopSignals } from './shutdown.ts';
 
@@ -18,12 +17,18 @@ function listenProblem(error: unknown, host: string, port: number): string {
 export async function serve(config: Config): Promise<void> {
   const { shutdownMs } = config;
   const release = config.databaseUrl ? null : await claimDataDir(config.dataDir, { create: true });
-  const runtime = await openRuntime(config);
+  // The database opens (PGlite compiles its WebAssembly and starts) while the server's code loads.
+  const opening = openDb(config);
+  opening.catch(() => undefined); // awaited below; until then a failure must not count as unhandled
+  const [{ openRuntime }, { buildApp }] = await Promise.all([import('../runtime.ts'), import('../api/app.ts')]);
+  const db = await opening;
+  const runtime = await openRuntime(config, { db });
   const app = await buildApp({ runtime, readWaitMs: config.readWaitMs, bodyLimit: config.bodyLimit, logger: true, tokens: config.tokens });
   // In the order they depend on each other: no request may reach a closed runtime, nor the runtime a released directory.
   const steps: CloseStep[] = [
     { name: 'the HTTP server (requests in flight, event streams)', close: () => app.close() },
-    { name: 'the runtime (agent turns, executions, projectors and their leases, the event store, the database)', close: () => runtime.close() },
+    { name: 'the runtime (agent turns, executions, projectors and their leases, the event store)', close: () => runtime.close() },
+    { name: 'the database', close: () => db.close() },
     ...(release ? [{ name: `the data directory's lock (${resolve(config.dataDir)})`, close: release }] : []),
   ];
   let stopping = false;

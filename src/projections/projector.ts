@@ -6,6 +6,7 @@ import { type Checkpoint, compareCheckpoints, type EventStore, type ProjectedEve
 import { ensureCheckpoint, livePositionSql, lockProjection, moveCheckpoint, readCheckpoint, resetProjection, type StoredCheckpoint, writeCheckpoint } from './checkpoints.ts';
 import type { Projection } from './projection.ts';
 import { advanceRebuild, beginRebuild, dropRetired, enterShadow, indexShadow, lockRebuild, readRebuild, readRebuilds, swapShadow } from './shadow.ts';
+import { DEFAULT_REBUILD_BATCH_SIZE } from './rebuild-defaults.ts';
 
 export { ensureCheckpoint, resetProjection };
 
@@ -15,13 +16,7 @@ export interface ProjectorDeps {
 }
 
 const DEFAULT_BATCH_SIZE = 500;
-/**
- * A rebuild's batches are larger: projections load and write a batch's rows once, so bigger batches mean fewer
- * round trips and fewer row writes per event (a session's row is written once per batch it appears in). Measured
- * on a 1 M-event log: sessions alone 43–46 k → 51–52 k events/s, all six in one pass 27 k → 34 k, from 5 000 to
- * 20 000, for ~90 MB more resident memory (460 MB for all six then; ~510 MB with the next batch read ahead).
- */
-export const DEFAULT_REBUILD_BATCH_SIZE = 20_000;
+export { DEFAULT_REBUILD_BATCH_SIZE };
 // Pending means an older transaction is still open; it usually commits within milliseconds.
 // Short, so that under a steady stream of appends (one nearly always open) the lag stays in milliseconds.
 const PENDING_DELAY = { min: 2, max: 50 };

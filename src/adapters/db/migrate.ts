@@ -10,8 +10,16 @@ const LOCK_KEY = 7_326_001; // arbitrary, fixed: "nomos migrations"
 export async function migrate(db: Db, dir = MIGRATIONS_DIR): Promise<string[]> {
   const files = (await readdir(dir)).filter((f) => f.endsWith('.sql')).sort();
   const applied: string[] = [];
-  await db.query('CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
-  for (const name of files) {
+  // Under the lock: two CREATE TABLE IF NOT EXISTS at once can both try to create it (PostgreSQL then refuses one).
+  await db.transaction(async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock($1)', [LOCK_KEY]);
+    await tx.query('CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
+  });
+  // What is applied already is skipped without a transaction each (a start on an up-to-date database is one read);
+  // the rest is applied under the lock, checked again there.
+  const { rows } = await db.query<{ name: string }>('SELECT name FROM schema_migrations');
+  const known = new Set(rows.map((r) => r.name));
+  for (const name of files.filter((f) => !known.has(f))) {
     const sql = await readFile(dir + name, 'utf8');
     const done = await db.transaction(async (tx) => {
       await tx.query('SELECT pg_advisory_xact_lock($1)', [LOCK_KEY]);

@@ -9,9 +9,7 @@ import { chatCommand } from './chat.ts';
 import { fleetCommand } from './fleet.ts';
 import { DEFAULT_URL } from './server-client.ts';
 
-
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-
 
 const program = new Command('nomos').description('Nomos: an event-sourced backend for a resident operations agent').version(version).showHelpAfterError();
 

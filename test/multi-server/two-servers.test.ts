@@ -52,7 +52,10 @@ describe.skipIf(postgresDatabase === null)('two servers on one PostgreSQL (skipp
       NOMOS_SWEEP_MS: '200',
       NOMOS_HEARTBEAT_MS: '200',
       NOMOS_LOST_AFTER_MS: '1500',
-      NOMOS_APPROVED_GRACE_MS: '500',
+      // How long an approved command may wait for the approving server to start it before another's sweep does.
+      // 500 ms was too short on a loaded 2-core CI machine: the approving server had not claimed it yet, another
+      // server's sweep did, and the operator's approve answered 409 (the command still ran exactly once).
+      NOMOS_APPROVED_GRACE_MS: '2000',
       NOMOS_TURN_LEASE_MS: '2000',
       NOMOS_DATA_DIR: join(dir, 'unused'),
     };

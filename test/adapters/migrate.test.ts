@@ -21,7 +21,7 @@ describe.each(databases)('migrate ($name)', (database) => {
     }
   });
 
-  it.runIf(database.name === 'postgres')('applies each file once when two processes migrate at once', async () => {
+  it.runIf(database.name === 'postgres')('applies each file once when two processes migrate at once (PostgreSQL only: two processes cannot share a PGlite directory)', async () => {
     const test = await database.open({ migrated: false });
     const other = postgresDb(test.url!);
     try {

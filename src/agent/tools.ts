@@ -9,7 +9,7 @@ import { EntityLifecycle, EntityType } from '../domain/entity/events.ts';
 import { Outcome } from '../domain/session/events.ts';
 import { entityCounts, getEntity, listEntities } from '../projections/entities.ts';
 import { changedWithoutWriteback, executionCounts, executionsProjection, pendingApprovalCount } from '../projections/executions.ts';
-import { hasReached } from '../projections/projector.ts';
+import { waitUntilReached } from '../projections/projector.ts';
 import { listSessions, sessionCounts } from '../projections/sessions.ts';
 import { transcriptProjection } from '../projections/transcript.ts';
 import type { CommandContext, CommandDeps } from '../commands/context.ts';
@@ -132,8 +132,8 @@ export const TOOLS: readonly Tool[] = [
     name: 'run',
     description: 'Run a shell command on a target (host:NAME, lxc:NAME or vm:NAME). Read-only commands run at once; changes may wait for approval. Answers the output, or pending with an execution_id.',
     schema: z.strictObject({ target: Slug, command: z.string().min(1).max(100_000) }),
-    // An answer of pending or approval_required is not the end: once the execution ends, the agent's reactor
-    // (src/agent/reactor.ts) starts a turn that carries on from there.
+    // An answer of pending or approval_required is not the end: once the execution ends, the built-in agent's
+    // reactor (src/agent/reactor.ts) starts a turn that carries on from there; an external agent polls instead.
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
     handle: (a, call, s) => s.executions.run(sessionOf(call), { target: a.target, command: a.command }, call.ctx),
   }),
@@ -325,10 +325,7 @@ const REMINDER_WAIT_MS = 2_000;
 async function writebackReminder(s: ToolServices, sessionId: string, position: number): Promise<string | null> {
   // The session's executions and tool calls may still be on their way into the read models: wait (briefly) until
   // they hold everything up to this completion, so a command that just ran counts.
-  const deadline = Date.now() + REMINDER_WAIT_MS;
-  while (!(await hasReached({ store: s.deps.store, db: s.readDb }, [executionsProjection, transcriptProjection], position)) && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  await waitUntilReached({ store: s.deps.store, db: s.readDb }, [executionsProjection, transcriptProjection], position, REMINDER_WAIT_MS);
   if (!(await changedWithoutWriteback(s.readDb, sessionId))) return null;
   return 'This session changed the fleet but wrote nothing back. Record what you learned with upsert_knowledge (a runbook for a reusable procedure, an investigation for a diagnosis) and update_entity_attributes.';
 }

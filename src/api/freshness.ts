@@ -3,13 +3,11 @@
 import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
 import type { Projection } from '../projections/projection.ts';
-import { hasReached, livePosition, projectionStatus } from '../projections/projector.ts';
+import { livePosition, projectionStatus, waitUntilReached } from '../projections/projector.ts';
 import type { Runtime } from '../runtime.ts';
 import { HttpProblem } from './errors.ts';
 
 export const MinPosition = z.coerce.number().int().nonnegative().optional();
-
-const POLL_MS = 10;
 
 function pick(runtime: Runtime, names: readonly string[]): Projection[] {
   return runtime.projections.filter((p) => names.includes(p.name));
@@ -20,18 +18,14 @@ export async function awaitPosition(runtime: Runtime, names: readonly string[], 
   if (minPosition === undefined) return;
   const projections = pick(runtime, names);
   const deps = { store: runtime.store, db: runtime.db };
-  const deadline = Date.now() + waitMs;
-  while (!(await hasReached(deps, projections, minPosition))) {
-    if (Date.now() >= deadline) {
-      const status = await projectionStatus(deps, projections);
-      const asOf = Math.min(...status.map((s) => s.position));
-      throw new HttpProblem(503, 'projection_lag', `the read model has not reached position ${minPosition} after ${waitMs} ms (it reflects position ${asOf}); retry shortly`, {
-        min_position: minPosition,
-        as_of_position: asOf,
-        lag: Math.max(...status.map((s) => s.lag)),
-      });
-    }
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  if (!(await waitUntilReached(deps, projections, minPosition, waitMs))) {
+    const status = await projectionStatus(deps, projections);
+    const asOf = Math.min(...status.map((s) => s.position));
+    throw new HttpProblem(503, 'projection_lag', `the read model has not reached position ${minPosition} after ${waitMs} ms (it reflects position ${asOf}); retry shortly`, {
+      min_position: minPosition,
+      as_of_position: asOf,
+      lag: Math.max(...status.map((s) => s.lag)),
+    });
   }
 }
 

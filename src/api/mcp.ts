@@ -7,7 +7,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { Client } from '../domain/messages.ts';
-import { hasReached } from '../projections/projector.ts';
+import { waitUntilReached } from '../projections/projector.ts';
 import { type McpPrincipal, type McpSession, McpSessions } from '../mcp/sessions.ts';
 import { authenticate } from './auth.ts';
 import { HttpProblem } from './errors.ts';
@@ -34,11 +34,9 @@ const requestId = (body: unknown): unknown => (typeof body === 'object' && body 
 export const mcpApi: FastifyPluginCallbackZod = (app, _options, done) => {
   const { runtime, tokens, readWaitMs } = app.nomos;
   const sessions = new McpSessions(runtime.db);
+  // Bounded: past it the client reads the read models as they are.
   const caughtUp = async (position: number) => {
-    const deadline = Date.now() + readWaitMs;
-    while (!(await hasReached({ store: runtime.store, db: runtime.db }, runtime.projections, position)) && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    await waitUntilReached({ store: runtime.store, db: runtime.db }, runtime.projections, position, readWaitMs);
   };
 
   // The auth hook skips these routes (config.public) so that a refusal is a JSON-RPC error an MCP client can show.

@@ -43,6 +43,18 @@ export function toolsFor(role: McpPrincipal['role']): readonly Tool[] {
   return role === 'auditor' ? TOOLS.filter((t) => t.annotations.readOnlyHint && !t.annotations.openWorldHint) : TOOLS;
 }
 
+/** The tool list a role is shown, made once: each tool's own JSON Schema, plus session_id for those who work in a session. */
+function listing(role: McpPrincipal['role']) {
+  const { $schema: _drop, ...sessionArgument } = z.toJSONSchema(SESSION_ARGUMENT);
+  return toolsFor(role).map((t) => {
+    const schema = argumentsSchema(t);
+    const properties = { ...(schema.properties as Record<string, unknown>), ...(role !== 'auditor' && { session_id: sessionArgument }) };
+    return { name: t.name, description: t.description, inputSchema: { ...schema, type: 'object' as const, properties }, annotations: t.annotations };
+  });
+}
+
+const LISTINGS = { operator: listing('operator'), agent: listing('agent'), auditor: listing('auditor') };
+
 export interface McpServerDeps {
   readonly services: ToolServices;
   readonly sessions: McpSessions;
@@ -54,15 +66,8 @@ export function buildMcpServer(caller: McpCaller, { services, sessions, caughtUp
   const { role, name: actorId } = caller.principal;
   const server = new McpServer(SERVER_INFO, { instructions: INSTRUCTIONS, capabilities: { tools: { listChanged: false } } });
   const offered = new Map(toolsFor(role).map((t) => [t.name, t]));
-  const { $schema: _drop, ...sessionArgument } = z.toJSONSchema(SESSION_ARGUMENT);
 
-  server.server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: [...offered.values()].map((t) => {
-      const schema = argumentsSchema(t);
-      const properties = { ...(schema.properties as Record<string, unknown>), ...(role !== 'auditor' && { session_id: sessionArgument }) };
-      return { name: t.name, description: t.description, inputSchema: { ...schema, type: 'object' as const, properties }, annotations: t.annotations };
-    }),
-  }));
+  server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: LISTINGS[role] }));
 
   server.server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const { name } = request.params;

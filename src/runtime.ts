@@ -23,10 +23,11 @@ import { httpReader } from './adapters/http/fetch-text.ts';
 import type { CommandDeps } from './commands/context.ts';
 import type { Executor } from './ports/executor.ts';
 import { ExecutionService } from './execution/service.ts';
-import type { EventStore } from './ports/event-store.ts';
+import type { Checkpoint, EventStore } from './ports/event-store.ts';
 import type { Config } from './config.ts';
 import type { Projection } from './projections/projection.ts';
 import { LedProjector, type LedProjectorOptions } from './projections/leadership.ts';
+import { type Locate, ReadWait } from './projections/read-wait.ts';
 import { sharedReads } from './projections/shared-reads.ts';
 import { ensureCheckpoint } from './projections/projector.ts';
 import { entitiesProjection } from './projections/entities.ts';
@@ -42,11 +43,25 @@ const SYSTEM_PROMPT = fileURLToPath(new URL('../prompts/system.md', import.meta.
 export const projections: readonly Projection[] = [sessionsProjection, transcriptProjection, plansProjection, entitiesProjection, executionsProjection, knowledgeProjection];
 
 const PGLITE_REBUILD_BATCH = 100;
+// How often a read-your-writes wait looks at the checkpoints when no projector of this process has just
+// committed (the one it needs runs on another server).
+const READ_WAIT_POLL_MS = 5;
+
+/** Where events stand in the log's order: in one statement on the SQL store, one lookup each elsewhere. */
+function locator(store: EventStore): Locate {
+  if (store instanceof SqlEventStore) return (positions) => store.checkpointsOf(positions);
+  return async (positions) => {
+    const found = await Promise.all(positions.map(async (position) => [position, await store.checkpointOf(position)] as const));
+    return new Map(found.filter((entry): entry is readonly [number, Checkpoint] => entry[1] !== null));
+  };
+}
 
 export interface Runtime {
   readonly db: Db;
   readonly store: EventStore;
   readonly projections: readonly Projection[];
+  /** Waits until the read models hold a position: read-your-writes for the API's answers and reads. */
+  readonly readWait: ReadWait;
   readonly commandDeps: CommandDeps;
   readonly executions: ExecutionService;
   readonly bus: TurnBus;
@@ -91,6 +106,7 @@ export async function openRuntime(
   // live tables keep answering (see startProjectors).
   for (const projection of chosen) await ensureCheckpoint(db, projection);
   const projectors: LedProjector[] = [];
+  const readWait = new ReadWait(db, locator(store), chosen, { pollMs: READ_WAIT_POLL_MS });
   const commandDeps: CommandDeps = { store, readDb: db, clock: given?.clock ?? (() => new Date()), newId: randomUUID };
   const executor = given?.executor ?? (config.sshKeyPath ? new (await import('./adapters/ssh/executor.ts')).SshExecutor({ privateKey: await readFile(config.sshKeyPath) }) : null);
   // This server's name in leases and claims, as other servers' answers show it.
@@ -129,6 +145,7 @@ export async function openRuntime(
     db,
     store,
     projections: chosen,
+    readWait,
     commandDeps,
     executions,
     bus,
@@ -147,6 +164,7 @@ export async function openRuntime(
           // On PGlite every statement shares one connection: keep the API's waits behind a rebuild batch short.
           ...(db.kind === 'pglite' && { rebuildBatchSize: PGLITE_REBUILD_BATCH }),
           onError: (error) => onError?.(projection.name, error),
+          onApplied: () => readWait.nudge(),
           onRebuild: (event) => options?.onRebuild?.(projection.name, event),
         });
         projector.start();
@@ -166,6 +184,7 @@ export async function openRuntime(
     },
     async close() {
       await Promise.all(loops.map((l) => l.stop()));
+      await readWait.close();
       await agent?.close();
       await executions.close();
       await executor?.close();

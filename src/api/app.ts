@@ -16,6 +16,7 @@ import { knowledgeApi } from './knowledge.ts';
 import { mcpApi } from './mcp.ts';
 import { metricsApi } from './metrics.ts';
 import { registerOpenApi } from './openapi.ts';
+import { readYourWrites } from './read-your-writes.ts';
 import { executionsApi } from './executions.ts';
 import { operationsApi } from './operations.ts';
 import { sessionsApi } from './sessions.ts';
@@ -51,6 +52,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerJsonBody(app);
   drainOnClose(app);
   await app.register(nomosContext, { runtime: options.runtime, readWaitMs: options.readWaitMs ?? 5_000, tokens: options.tokens ?? [] });
+  await app.register(readYourWrites);
   // Before every route, so the document sees them all.
   await registerOpenApi(app);
   await app.register(metricsApi);

@@ -3,7 +3,7 @@
 import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
 import type { Projection } from '../projections/projection.ts';
-import { livePosition, projectionStatus, waitUntilReached } from '../projections/projector.ts';
+import { livePosition, projectionStatus } from '../projections/projector.ts';
 import type { Runtime } from '../runtime.ts';
 import { HttpProblem } from './errors.ts';
 
@@ -18,7 +18,7 @@ export async function awaitPosition(runtime: Runtime, names: readonly string[], 
   if (minPosition === undefined) return;
   const projections = pick(runtime, names);
   const deps = { store: runtime.store, db: runtime.db };
-  if (!(await waitUntilReached(deps, projections, minPosition, waitMs))) {
+  if (!(await runtime.readWait.until(minPosition, waitMs, projections.map((p) => p.name)))) {
     const status = await projectionStatus(deps, projections);
     const asOf = Math.min(...status.map((s) => s.position));
     throw new HttpProblem(503, 'projection_lag', `the read model has not reached position ${minPosition} after ${waitMs} ms (it reflects position ${asOf}); retry shortly`, {

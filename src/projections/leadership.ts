@@ -13,6 +13,8 @@ export interface LedProjectorOptions {
   /** Events per rebuild transaction (smaller on PGlite, whose one connection readers wait for). */
   rebuildBatchSize?: number;
   onError?: (error: unknown) => void;
+  /** Told after each live batch this process applied. */
+  onApplied?: () => void;
   /** Told when this process starts (or resumes) a rebuild and when it has swapped it in. */
   onRebuild?: (event: { phase: 'started' } | ({ phase: 'swapped'; seconds: number } & RebuildResult)) => void;
 }
@@ -61,7 +63,10 @@ export class LedProjector {
         await this.pause(this.options.retryMs);
         continue;
       }
-      this.projector = new Projector(this.deps, this.projection, this.options.onError ? { onError: this.options.onError } : {});
+      this.projector = new Projector(this.deps, this.projection, {
+        ...(this.options.onError && { onError: this.options.onError }),
+        ...(this.options.onApplied && { onApplied: this.options.onApplied }),
+      });
       this.projector.start();
       const rebuilding = new AbortController();
       const rebuild = this.rebuildWhileLeading(rebuilding.signal);

@@ -274,17 +274,26 @@ class Run {
   }
 }
 
+export interface ProjectorOptions {
+  readonly batchSize?: number;
+  readonly onError?: (error: unknown) => void;
+  readonly idleRecheckMs?: number;
+  /** Told after each batch that moved the live rows on (read-your-writes waits look again then). */
+  readonly onApplied?: () => void;
+}
+
 export class Projector {
   private readonly batchSize: number;
   private readonly idleRecheckMs: number;
   private readonly track: Track;
   private readonly onError: (error: unknown) => void;
+  private readonly onApplied: () => void;
   private current: { run: Run; done: Promise<void> } | null = null;
 
   constructor(
     private readonly deps: ProjectorDeps,
     private readonly projection: Projection,
-    options: { batchSize?: number; onError?: (error: unknown) => void; idleRecheckMs?: number } = {},
+    options: ProjectorOptions = {},
   ) {
     const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
     if (!Number.isInteger(batchSize) || batchSize < 1) throw new Error(`batchSize must be a positive integer, got ${batchSize}`);
@@ -292,6 +301,7 @@ export class Projector {
     this.idleRecheckMs = options.idleRecheckMs ?? IDLE_RECHECK_MS;
     this.track = liveTrack(projection);
     this.onError = options.onError ?? ((error) => console.error(`projector ${projection.name}:`, error));
+    this.onApplied = options.onApplied ?? (() => {});
   }
 
   /** Catches up from the stored checkpoint, then follows the log until stop(). Errors are reported, never thrown. */
@@ -346,6 +356,7 @@ export class Projector {
           errorDelay = Math.min(errorDelay * 2, ERROR_DELAY.max);
           continue;
         }
+        if (outcome.read > 0 && !outcome.discarded) this.onApplied();
         if (outcome.discarded || outcome.read === this.batchSize) continue;
         if (outcome.pending) {
           await run.pause(pendingDelay, { wakeOnChange: true });

@@ -26,13 +26,15 @@ export async function startTestServer(
     executor?: Executor;
     execution?: Partial<ExecutionSettings>;
     llm?: { baseURL: string; apiKey: string; model: string };
+    /** false: the projectors are not started (the test starts them with runtime.startProjectors()). */
+    projectors?: boolean;
   } = {},
 ): Promise<TestServer> {
   const testDb: TestDb = await database.open();
   const defaults = loadConfig({});
   const config = { ...defaults, execution: { ...defaults.execution, ...options.execution }, llm: options.llm ?? null };
   const runtime = await openRuntime(config, { db: testDb.db, ...(options.executor && { executor: options.executor }) });
-  runtime.startProjectors();
+  if (options.projectors !== false) runtime.startProjectors();
   runtime.startReactor({ pollMs: 200 });
   // NOMOS_TEST_CONSOLE_DIR: a console built elsewhere (a build of one's own while another runs in web/dist).
   const consoleRoot = process.env.NOMOS_TEST_CONSOLE_DIR;

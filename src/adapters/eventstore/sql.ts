@@ -287,6 +287,16 @@ export class SqlEventStore implements EventStore {
     return row ? { tx: Number(row.tx), pos: position } : null;
   }
 
+  /** checkpointOf for several positions in one statement; positions not in the log are left out. */
+  async checkpointsOf(positions: readonly number[]): Promise<Map<number, Checkpoint>> {
+    const { rows } = await this.db.query<{ pos: string | number; tx: string }>(
+      'SELECT global_position AS pos, transaction_id::text AS tx FROM events WHERE global_position = ANY($1::bigint[])',
+      [positions],
+      PREPARED,
+    );
+    return new Map(rows.map((r) => [Number(r.pos), { tx: Number(r.tx), pos: Number(r.pos) }]));
+  }
+
   async head(): Promise<{ checkpoint: Checkpoint; position: number }> {
     const { rows } = await this.db.query<{ tx: string; global_position: number }>(
       'SELECT transaction_id::text AS tx, global_position FROM events ORDER BY transaction_id DESC, global_position DESC LIMIT 1',

@@ -1,7 +1,7 @@
 // Builds the HTTP API: shared context, error mapping, then one encapsulated plugin per area. Only main listens.
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { type ZodTypeProvider, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { type ZodTypeProvider, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Runtime } from '../runtime.ts';
 import type { ApiToken } from './auth.ts';
 import { nomosContext } from './context.ts';
@@ -15,7 +15,7 @@ import { registerJsonBody } from './json-body.ts';
 import { knowledgeApi } from './knowledge.ts';
 import { mcpApi } from './mcp.ts';
 import { metricsApi } from './metrics.ts';
-import { registerOpenApi } from './openapi.ts';
+import { registerOpenApi, serializeAsJson } from './openapi.ts';
 import { readYourWrites } from './read-your-writes.ts';
 import { executionsApi } from './executions.ts';
 import { operationsApi } from './operations.ts';
@@ -47,7 +47,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     routerOptions: { ignoreTrailingSlash: true },
   }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
-  app.setSerializerCompiler(serializerCompiler);
+  app.setSerializerCompiler(serializeAsJson);
   registerErrorHandling(app);
   registerJsonBody(app);
   drainOnClose(app);

@@ -4,6 +4,7 @@
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { hasReached, livePosition } from '../projections/projector.ts';
+import { CALLER, eventStream } from './responses.ts';
 import { openSse } from './sse.ts';
 
 /** A burst of appends is one message: the console re-reads once, not once per event. */
@@ -11,12 +12,20 @@ const CHANGES_EVERY_MS = 250;
 /** How often a change not yet applied by the projections is looked at again. */
 const APPLIED_POLL_MS = 25;
 
+const CHANGES_SCHEMA = {
+  summary: 'Follow how far the read models have come',
+  tags: ['operations'],
+  description: 'A message each time the read models move past an append on any server: re-read what you show.',
+  querystring: z.strictObject({}),
+  response: { 200: eventStream('`data: {"position": N}` with `id: N`'), ...CALLER },
+};
+
 export const changesApi: FastifyPluginCallbackZod = (app, _options, done) => {
   const { runtime, readWaitMs } = app.nomos;
   const deps = { store: runtime.store, db: runtime.db };
 
   // Any role may follow it: it says only how far the log has come. No HEAD twin: it would hold a socket open.
-  app.get('/changes', { exposeHeadRoute: false, schema: { querystring: z.strictObject({}) } }, async (_request, reply) => {
+  app.get('/changes', { exposeHeadRoute: false, schema: CHANGES_SCHEMA }, async (_request, reply) => {
     const sse = openSse(reply);
     let gone = false;
     let sent = -1;

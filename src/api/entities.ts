@@ -9,6 +9,8 @@ import { type EntityFilter, getEntity, listEntities } from '../projections/entit
 import { commandContext } from './context.ts';
 import { HttpProblem } from './errors.ts';
 import { MinPosition, asOfPosition, awaitPosition, stamp } from './freshness.ts';
+import { BODY, CALLER, LAG, WRITE, notFound } from './responses.ts';
+import { AsOf, Entity, RegistrationReply } from './views.ts';
 
 /** `type=` left empty by a script means "not given", not "bad". */
 const blankIsAbsent = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
@@ -19,14 +21,37 @@ const ReadQuery = z.strictObject({ min_position: MinPosition });
 
 const READS = ['entities'] as const;
 
+const TAGS = ['fleet'];
+
+const REGISTER_SCHEMA = {
+  summary: 'Register hosts, containers and VMs',
+  tags: TAGS,
+  description: 'One entity or a whole inventory; each is created, updated or left unchanged.',
+  body: InventoryPayload,
+  response: { 200: RegistrationReply, ...WRITE, ...BODY },
+};
+const LIST_SCHEMA = {
+  summary: 'List the inventory',
+  tags: TAGS,
+  querystring: ListQuery,
+  response: { 200: z.object({ entities: z.array(Entity), ...AsOf }), ...CALLER, ...LAG },
+};
+const READ_SCHEMA = {
+  summary: 'Read an entity',
+  tags: TAGS,
+  params: EntityParams,
+  querystring: ReadQuery,
+  response: { 200: z.object({ entity: Entity, ...AsOf }), ...CALLER, ...notFound('No such entity (entity_not_found)'), ...LAG },
+};
+
 export const entitiesApi: FastifyPluginCallbackZod = (app, _options, done) => {
   const { runtime, readWaitMs } = app.nomos;
 
-  app.post('/entities', { schema: { body: InventoryPayload } }, async (request) =>
+  app.post('/entities', { schema: REGISTER_SCHEMA }, async (request) =>
     registerEntities(runtime.commandDeps, request.body.entities, commandContext(request, ['operator'], 'register entities')),
   );
 
-  app.get('/entities', { schema: { querystring: ListQuery } }, async (request, reply) => {
+  app.get('/entities', { schema: LIST_SCHEMA }, async (request, reply) => {
     const q = request.query;
     await awaitPosition(runtime, READS, q.min_position, readWaitMs);
     const asOf = await asOfPosition(runtime, READS);
@@ -36,7 +61,7 @@ export const entitiesApi: FastifyPluginCallbackZod = (app, _options, done) => {
     return { entities, as_of_position: asOf };
   });
 
-  app.get('/entities/:slug', { schema: { params: EntityParams, querystring: ReadQuery } }, async (request, reply) => {
+  app.get('/entities/:slug', { schema: READ_SCHEMA }, async (request, reply) => {
     const { slug } = request.params;
     await awaitPosition(runtime, READS, request.query.min_position, readWaitMs);
     const asOf = await asOfPosition(runtime, READS);

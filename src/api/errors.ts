@@ -2,6 +2,7 @@
 // Validation → 400 naming the field, unknown → 404, a refused rule or a lost race → 409, lag → 503.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { z } from 'zod';
 import { ConcurrencyError } from '../ports/event-store.ts';
 import { NotFound, RuleViolation } from '../domain/messages.ts';
 import { InvalidCursorError } from '../projections/sessions.ts';
@@ -19,13 +20,20 @@ export class HttpProblem extends Error {
   }
 }
 
-interface Problem {
-  status: number;
-  code: string;
-  title: string;
-  detail: string;
-  [key: string]: unknown;
-}
+/** Every refusal's body (RFC 9457 problem details with a stable code), as the OpenAPI document lists it. */
+export const ProblemDetails = z.looseObject({
+  type: z.string(),
+  status: z.number().int(),
+  title: z.string(),
+  code: z.string().describe('stable code: validation_failed, session_not_found, a refused rule, projection_lag, …'),
+  detail: z.string().describe('what is wrong, naming the field or the rule'),
+  errors: z.array(z.object({ field: z.string(), message: z.string() })).optional().describe('400: each field refused, by its path (body.steps[0].title)'),
+  rule: z.string().optional().describe('409: the domain rule that refused the command'),
+  min_position: z.number().int().optional().describe('503 projection_lag: the position asked for'),
+  as_of_position: z.number().int().optional().describe('503 projection_lag: the position the read model reflects'),
+  lag: z.number().int().optional().describe('503 projection_lag: events between the read model and the head of the log'),
+});
+type Problem = z.infer<typeof ProblemDetails>;
 
 const TITLES: Record<number, string> = {
   400: 'Bad Request',

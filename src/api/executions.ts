@@ -3,23 +3,81 @@
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { classify } from '../domain/risk/index.ts';
+import { Verdict } from '../domain/session/events.ts';
 import { ApprovalStatus, listApprovals, listSessionExecutions } from '../projections/executions.ts';
 import { getSession } from '../projections/sessions.ts';
 import { commandContext } from './context.ts';
 import { HttpProblem } from './errors.ts';
 import { MinPosition, asOfPosition, awaitPosition, stamp } from './freshness.ts';
+import { BODY, CALLER, LAG, WRITE, notFound } from './responses.ts';
+import { Approval, AsOf, Execution, ExecutionStatusReply, RunReply, Uuid, Written } from './views.ts';
 
 const Id = z.strictObject({ id: z.uuid({ error: 'the id must be a UUID' }) });
 const MAX_COMMAND = 100_000;
+
+const TAGS = ['executions'];
+const NO_APPROVAL = notFound('No such approval (approval_not_found)');
+const NO_SESSION = notFound('No such session (session_not_found)');
+
+const CLASSIFY_SCHEMA = {
+  summary: 'Classify a shell command',
+  tags: TAGS,
+  description: 'The verdict run would apply (risk class, rule, reason, the inner commands unwrapped); nothing runs.',
+  body: z.strictObject({ command: z.string().max(MAX_COMMAND) }),
+  response: { 200: Verdict, ...CALLER, ...BODY },
+};
+const EXECUTION_SCHEMA = {
+  summary: 'Read an execution, with its output so far while it runs',
+  tags: TAGS,
+  params: Id,
+  querystring: z.strictObject({ min_position: MinPosition }),
+  response: { 200: ExecutionStatusReply, ...CALLER, ...notFound('No such execution (execution_not_found)'), ...LAG },
+};
+const APPROVALS_SCHEMA = {
+  summary: 'List approvals',
+  tags: TAGS,
+  description: 'With a status, oldest first (the pending queue); without, newest first.',
+  querystring: z.strictObject({ status: ApprovalStatus.optional(), session_id: z.uuid({ error: 'session_id must be a UUID' }).optional(), limit: z.coerce.number().int().min(1).max(500).default(100), min_position: MinPosition }),
+  response: { 200: z.object({ approvals: z.array(Approval), ...AsOf }), ...CALLER, ...LAG },
+};
+const SESSION_EXECUTIONS_SCHEMA = {
+  summary: "A session's executions",
+  tags: TAGS,
+  params: Id,
+  querystring: z.strictObject({ min_position: MinPosition }),
+  response: { 200: z.object({ session_id: Uuid, executions: z.array(Execution), ...AsOf }), ...CALLER, ...NO_SESSION, ...LAG },
+};
+const APPROVE_SCHEMA = {
+  summary: 'Approve a command, which then runs once',
+  tags: TAGS,
+  params: Id,
+  body: z.strictObject({}).nullish(),
+  response: { 200: z.object({ approval_id: Uuid, status: z.literal('granted'), ...Written, execution: RunReply }), ...WRITE, ...BODY, ...NO_APPROVAL },
+};
+const DENY_SCHEMA = {
+  summary: 'Deny a command',
+  tags: TAGS,
+  params: Id,
+  body: z.strictObject({ reason: z.string().trim().min(1).max(2_000) }),
+  response: { 200: z.object({ approval_id: Uuid, status: z.literal('denied'), ...Written }), ...WRITE, ...BODY, ...NO_APPROVAL },
+};
+const ASSENT_SCHEMA = {
+  summary: 'Open an assent window on a session',
+  tags: TAGS,
+  description: 'For its minutes, config_mutation commands in the session run without asking.',
+  params: Id,
+  body: z.strictObject({ minutes: z.number().int().min(1).max(240) }),
+  response: { 200: z.object({ session_id: Uuid, until: z.string(), ...Written }), ...WRITE, ...BODY, ...NO_SESSION },
+};
 
 export const executionsApi: FastifyPluginCallbackZod = (app, _options, done) => {
   const { runtime, readWaitMs } = app.nomos;
   const executions = runtime.executions;
 
   // Exactly the verdict run would apply: the same pure classifier, nothing else consulted.
-  app.post('/classify', { schema: { body: z.strictObject({ command: z.string().max(MAX_COMMAND) }) } }, (request) => classify(request.body.command));
+  app.post('/classify', { schema: CLASSIFY_SCHEMA }, (request) => classify(request.body.command));
 
-  app.get('/executions/:id', { schema: { params: Id, querystring: z.strictObject({ min_position: MinPosition }) } }, async (request, reply) => {
+  app.get('/executions/:id', { schema: EXECUTION_SCHEMA }, async (request, reply) => {
     await awaitPosition(runtime, ['executions'], request.query.min_position, readWaitMs);
     const asOf = await asOfPosition(runtime, ['executions']);
     const status = await executions.status(request.params.id);
@@ -28,20 +86,16 @@ export const executionsApi: FastifyPluginCallbackZod = (app, _options, done) => 
     return { ...status, as_of_position: asOf };
   });
 
-  app.get(
-    '/approvals',
-    { schema: { querystring: z.strictObject({ status: ApprovalStatus.optional(), session_id: z.uuid({ error: 'session_id must be a UUID' }).optional(), limit: z.coerce.number().int().min(1).max(500).default(100), min_position: MinPosition }) } },
-    async (request, reply) => {
-      await awaitPosition(runtime, ['executions', 'sessions'], request.query.min_position, readWaitMs);
-      const asOf = await asOfPosition(runtime, ['executions', 'sessions']);
-      const { status, session_id: sessionId, limit } = request.query;
-      const approvals = await listApprovals(runtime.db, { ...(status && { status }), ...(sessionId && { sessionId }), limit });
-      stamp(reply, asOf);
-      return { approvals, as_of_position: asOf };
-    },
-  );
+  app.get('/approvals', { schema: APPROVALS_SCHEMA }, async (request, reply) => {
+    await awaitPosition(runtime, ['executions', 'sessions'], request.query.min_position, readWaitMs);
+    const asOf = await asOfPosition(runtime, ['executions', 'sessions']);
+    const { status, session_id: sessionId, limit } = request.query;
+    const approvals = await listApprovals(runtime.db, { ...(status && { status }), ...(sessionId && { sessionId }), limit });
+    stamp(reply, asOf);
+    return { approvals, as_of_position: asOf };
+  });
 
-  app.get('/sessions/:id/executions', { schema: { params: Id, querystring: z.strictObject({ min_position: MinPosition }) } }, async (request, reply) => {
+  app.get('/sessions/:id/executions', { schema: SESSION_EXECUTIONS_SCHEMA }, async (request, reply) => {
     await awaitPosition(runtime, ['executions', 'sessions'], request.query.min_position, readWaitMs);
     const asOf = await asOfPosition(runtime, ['executions', 'sessions']);
     if (!(await getSession(runtime.db, request.params.id))) throw new HttpProblem(404, 'session_not_found', `no session ${request.params.id}`);
@@ -49,15 +103,15 @@ export const executionsApi: FastifyPluginCallbackZod = (app, _options, done) => 
     return { session_id: request.params.id, executions: await listSessionExecutions(runtime.db, request.params.id), as_of_position: asOf };
   });
 
-  app.post('/approvals/:id/approve', { schema: { params: Id, body: z.strictObject({}).nullish() } }, async (request) =>
+  app.post('/approvals/:id/approve', { schema: APPROVE_SCHEMA }, async (request) =>
     executions.approve(request.params.id, commandContext(request, ['operator'], 'approve a command')),
   );
 
-  app.post('/approvals/:id/deny', { schema: { params: Id, body: z.strictObject({ reason: z.string().trim().min(1).max(2_000) }) } }, async (request) =>
+  app.post('/approvals/:id/deny', { schema: DENY_SCHEMA }, async (request) =>
     executions.deny(request.params.id, request.body.reason, commandContext(request, ['operator'], 'deny a command')),
   );
 
-  app.post('/sessions/:id/assent', { schema: { params: Id, body: z.strictObject({ minutes: z.number().int().min(1).max(240) }) } }, async (request) =>
+  app.post('/sessions/:id/assent', { schema: ASSENT_SCHEMA }, async (request) =>
     executions.openAssent(request.params.id, request.body.minutes, commandContext(request, ['operator'], 'open an assent window')),
   );
 

@@ -5,6 +5,7 @@ import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod';
 import { executionCounts, ExecutionStatus, pendingApprovalCount } from '../projections/executions.ts';
 import { projectionStatus } from '../projections/projector.ts';
 import { toProblem } from './errors.ts';
+import { CALLER, text } from './responses.ts';
 
 interface Sample {
   readonly labels?: Record<string, string>;
@@ -30,6 +31,12 @@ export function renderMetrics(families: readonly Family[]): string {
 }
 
 
+const METRICS_SCHEMA = {
+  summary: 'Metrics for Prometheus',
+  tags: ['operations'],
+  response: { 200: text('Prometheus text format (version 0.0.4)'), ...CALLER },
+};
+
 // fastify-plugin: the refusal hook must see errors from every area plugin, not only this one's routes.
 const metricsPlugin: FastifyPluginCallbackZod = (app, _options, done) => {
   const { runtime } = app.nomos;
@@ -43,7 +50,7 @@ const metricsPlugin: FastifyPluginCallbackZod = (app, _options, done) => {
     next();
   });
 
-  app.get('/metrics', { schema: { description: 'Prometheus text format (version 0.0.4).', produces: ['text/plain'] } }, async (_request, reply) => {
+  app.get('/metrics', { schema: METRICS_SCHEMA }, async (_request, reply) => {
     const [head, statuses, byStatus, pending] = await Promise.all([
       runtime.store.head(),
       projectionStatus(deps, runtime.projections),

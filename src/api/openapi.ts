@@ -3,11 +3,30 @@
 import { readFileSync } from 'node:fs';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
-import type { FastifyInstance } from 'fastify';
-import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
+import type { FastifyInstance, FastifySerializerCompiler } from 'fastify';
+import { createJsonSchemaTransform, createJsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { apiSchemas } from './responses.ts';
 
 const { version } = z.object({ version: z.string() }).parse(JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')));
+
+const TAGS = [
+  { name: 'sessions', description: 'Start sessions, drive them with commands, and read them back: the list with its filters, one session, its tool calls, plan and raw events.' },
+  { name: 'executions', description: 'Running commands on the fleet: the classifier, executions and their output, the approvals queue and assent windows.' },
+  { name: 'fleet', description: 'The inventory of hosts, containers and VMs, their attributes and their relationships.' },
+  { name: 'knowledge', description: 'Runbooks, investigations and notes: written back, searched, listed per entity.' },
+  { name: 'chat', description: 'Talking to the built-in agent: a message and its turn as Server-Sent Events, following a session, cancel and continue.' },
+  { name: 'operations', description: 'Health, who the caller is, the read models’ progress, the change feed and metrics.' },
+];
+
+/**
+ * Response schemas document the answers and type the handlers; a reply is not parsed against them again, so
+ * it goes out as JSON.stringify writes it (as before routes had them), and no schema can turn a reply into a
+ * 500. test/api/openapi.test.ts holds real answers to the document instead.
+ */
+export const serializeAsJson: FastifySerializerCompiler<unknown> = () => (data) => JSON.stringify(data);
+
+const transformObject = createJsonSchemaTransformObject({ schemaRegistry: apiSchemas });
 
 /**
  * Registers the document builder on the root instance. It must come before the area plugins: @fastify/swagger
@@ -18,9 +37,17 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
     openapi: {
       openapi: '3.1.0',
       info: { title: 'Nomos', description: 'Event-sourced backend for a resident operations agent.', version },
+      tags: TAGS,
     },
-    transform: jsonSchemaTransform,
-    transformObject: jsonSchemaTransformObject,
+    transform: createJsonSchemaTransform({ schemaRegistry: apiSchemas }),
+    // The provider lists each registered schema twice, as an answer and as input (XInput): keep those used.
+    transformObject: (document) => {
+      const built = transformObject(document);
+      const schemas: Record<string, unknown> = ('components' in built && built.components?.schemas) || {};
+      const paths = JSON.stringify(built.paths);
+      for (const id of Object.keys(schemas)) if (id.endsWith('Input') && !paths.includes(`"#/components/schemas/${id}"`)) delete schemas[id];
+      return built;
+    },
   });
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
   // The document's own address; the UI reads the same document from /docs/json.

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { deleteSession, executeSessionCommand, startSession } from '../commands/session.ts';
 import { classify } from '../domain/risk/index.ts';
 import { SessionCommand } from '../domain/session/commands.ts';
-import { Outcome } from '../domain/session/events.ts';
+import { Outcome, Verdict } from '../domain/session/events.ts';
 import { sessionStream } from '../domain/session/stream.ts';
 import { getPlan } from '../projections/plans.ts';
 import { SESSION_FIELDS, type SessionFilter, getSession, listSessionsJson } from '../projections/sessions.ts';
@@ -13,7 +13,9 @@ import { getMessages, getToolCalls } from '../projections/transcript.ts';
 import { commandContext } from './context.ts';
 import { HttpProblem } from './errors.ts';
 import { MinPosition, asOfPosition, awaitPosition, stamp } from './freshness.ts';
+import { BODY, CALLER, LAG, ROLE, WRITE, notFound } from './responses.ts';
 import { parseSince } from './since.ts';
+import { CommandReply, InspectReply, Plan, RunReply, SessionDetail, SessionEvents, SessionPage, ToolCalls } from './views.ts';
 
 const SessionParams = z.strictObject({ id: z.uuid({ error: 'session id must be a UUID' }) });
 const ReadQuery = z.strictObject({ min_position: MinPosition });
@@ -75,10 +77,16 @@ function nextPageUrl(q: z.infer<typeof ListQuery>, cursor: string): string {
   return `/sessions?${next.toString()}`;
 }
 
+const TAGS = ['sessions'];
+const NO_SESSION = notFound('No such session (session_not_found)');
+
 const LIST_SCHEMA = {
+  summary: 'List sessions',
+  tags: TAGS,
   description:
     'Sessions newest first, in keyset pages: {sessions, next_cursor, as_of_position}. Unless it is the last page, the answer carries `Link: <next page>; rel="next"` (the same filters, the next cursor, `since` as the time it stood for).',
   querystring: ListQuery,
+  response: { 200: SessionPage, ...CALLER, ...LAG },
 };
 
 /** Who may drive a session: the agent and operators; auditors only read. */
@@ -96,17 +104,52 @@ const ApiCommand = z.discriminatedUnion('type', [
 
 const SESSION_READS = ['sessions', 'transcript', 'plans'] as const;
 
+// No body, or an empty object: a session starts empty. Fastify hands a missing body over as null.
+const START_SCHEMA = { summary: 'Start a session', tags: TAGS, body: z.strictObject({}).nullish(), response: { 201: CommandReply, ...CALLER, ...ROLE, ...BODY } };
+
+const COMMAND_SCHEMA = {
+  summary: 'Send a command to a session',
+  tags: TAGS,
+  description: 'A session command (the reply says what it appended), or run, inspect_path and classify_command, which answer as their own endpoints do.',
+  params: SessionParams,
+  body: ApiCommand,
+  response: {
+    200: z.union([CommandReply, RunReply, InspectReply, Verdict]),
+    ...WRITE,
+    ...BODY,
+    ...notFound('No such session (session_not_found, session_deleted); run: a target not in the inventory (unknown_entity)'),
+  },
+};
+
+const readSchema = <T extends z.ZodType>(summary: string, answer: T) => ({
+  summary,
+  tags: TAGS,
+  params: SessionParams,
+  querystring: ReadQuery,
+  response: { 200: answer, ...CALLER, ...NO_SESSION, ...LAG },
+});
+
+const EVENTS_SCHEMA = { summary: "A session's raw events", tags: TAGS, params: SessionParams, querystring: z.strictObject({}), response: { 200: SessionEvents, ...CALLER, ...NO_SESSION } };
+
+const DELETE_SCHEMA = {
+  summary: 'Delete a session',
+  tags: TAGS,
+  description: 'Appends a tombstone: the read models drop the session; its raw events stay.',
+  params: SessionParams,
+  body: z.strictObject({ reason: z.string().max(1000).optional() }).nullish(),
+  response: { 200: CommandReply, ...WRITE, ...BODY, ...NO_SESSION },
+};
+
 export const sessionsApi: FastifyPluginCallbackZod = (app, _options, done) => {
   const { runtime, readWaitMs } = app.nomos;
   const deps = runtime.commandDeps;
 
-  // No body, or an empty object: a session starts empty. Fastify hands a missing body over as null.
-  app.post('/sessions', { schema: { body: z.strictObject({}).nullish() } }, async (request, reply) => {
+  app.post('/sessions', { schema: START_SCHEMA }, async (request, reply) => {
     const result = await startSession(deps, commandContext(request, WRITERS, 'start a session'));
     return reply.status(201).send(result);
   });
 
-  app.post('/sessions/:id/commands', { schema: { params: SessionParams, body: ApiCommand } }, async (request) => {
+  app.post('/sessions/:id/commands', { schema: COMMAND_SCHEMA }, async (request) => {
     const { id } = request.params;
     const body = request.body;
     const ctx = () => commandContext(request, WRITERS, `send ${body.type}`);
@@ -140,13 +183,13 @@ export const sessionsApi: FastifyPluginCallbackZod = (app, _options, done) => {
     const asOf = page.as_of_position ?? 0;
     stamp(reply, asOf);
     if (page.next_cursor !== null) void reply.header('link', `<${nextPageUrl(q, page.next_cursor)}>; rel="next"`);
-    // The database wrote each session's JSON; it goes out as it came.
-    return reply
-      .type('application/json; charset=utf-8')
-      .send(`{"sessions":${page.sessions},"next_cursor":${JSON.stringify(page.next_cursor)},"as_of_position":${JSON.stringify(asOf)}}`);
+    // The database wrote each session's JSON; it goes out as it came. Fastify sends a string untouched, so the
+    // type says what the text holds: a SessionPage.
+    const text = `{"sessions":${page.sessions},"next_cursor":${JSON.stringify(page.next_cursor)},"as_of_position":${JSON.stringify(asOf)}}`;
+    return reply.type('application/json; charset=utf-8').send(text as unknown as z.output<typeof SessionPage>);
   });
 
-  app.get('/sessions/:id', { schema: { params: SessionParams, querystring: ReadQuery } }, async (request, reply) => {
+  app.get('/sessions/:id', { schema: readSchema('Read a session with its messages', SessionDetail) }, async (request, reply) => {
     const { id } = request.params;
     await awaitPosition(runtime, SESSION_READS, request.query.min_position, readWaitMs);
     const asOf = await asOfPosition(runtime, SESSION_READS);
@@ -157,7 +200,7 @@ export const sessionsApi: FastifyPluginCallbackZod = (app, _options, done) => {
     return { session_id: id, session, messages, as_of_position: asOf };
   });
 
-  app.get('/sessions/:id/tool_calls', { schema: { params: SessionParams, querystring: ReadQuery } }, async (request, reply) => {
+  app.get('/sessions/:id/tool_calls', { schema: readSchema("A session's tool calls, in order", ToolCalls) }, async (request, reply) => {
     const { id } = request.params;
     await awaitPosition(runtime, ['sessions', 'transcript'], request.query.min_position, readWaitMs);
     const asOf = await asOfPosition(runtime, ['sessions', 'transcript']);
@@ -167,7 +210,7 @@ export const sessionsApi: FastifyPluginCallbackZod = (app, _options, done) => {
     return getToolCalls(runtime.db, id);
   });
 
-  app.get('/sessions/:id/plan', { schema: { params: SessionParams, querystring: ReadQuery } }, async (request, reply) => {
+  app.get('/sessions/:id/plan', { schema: readSchema("A session's plan steps and goals", Plan) }, async (request, reply) => {
     const { id } = request.params;
     await awaitPosition(runtime, ['sessions', 'plans'], request.query.min_position, readWaitMs);
     const asOf = await asOfPosition(runtime, ['sessions', 'plans']);
@@ -177,7 +220,7 @@ export const sessionsApi: FastifyPluginCallbackZod = (app, _options, done) => {
   });
 
   // The raw history, straight from the event store: it outlives a deletion, which is itself an event here.
-  app.get('/sessions/:id/events', { schema: { params: SessionParams, querystring: z.strictObject({}) } }, async (request) => {
+  app.get('/sessions/:id/events', { schema: EVENTS_SCHEMA }, async (request) => {
     const { id } = request.params;
     const { version, events } = await runtime.store.readStream(sessionStream(id));
     if (version === -1) throw new HttpProblem(404, 'session_not_found', `no session ${id}`);
@@ -196,7 +239,7 @@ export const sessionsApi: FastifyPluginCallbackZod = (app, _options, done) => {
     };
   });
 
-  app.delete('/sessions/:id', { schema: { params: SessionParams, body: z.strictObject({ reason: z.string().max(1000).optional() }).nullish() } }, async (request) =>
+  app.delete('/sessions/:id', { schema: DELETE_SCHEMA }, async (request) =>
     deleteSession(deps, request.params.id, request.body?.reason ?? null, commandContext(request, ['operator'], 'delete a session')),
   );
   done();

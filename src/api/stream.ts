@@ -5,6 +5,7 @@ import { z } from 'zod';
 import type { TurnBus } from '../agent/turn-bus.ts';
 import { sessionStream } from '../domain/session/stream.ts';
 import { HttpProblem } from './errors.ts';
+import { CALLER, eventStream, notFound } from './responses.ts';
 import { closeSseStreams, openSse, streamSession } from './sse.ts';
 
 /** A global position as text: digits only, so `after=`, `-1`, `1e3` or `1.5` are refused rather than coerced. */
@@ -20,6 +21,15 @@ const StreamQuery = z.strictObject({
   until: z.enum(['done']).optional(),
 });
 
+const STREAM_SCHEMA = {
+  summary: "Follow a session's turn events",
+  tags: ['chat'],
+  description: 'Replayed after a position (Last-Event-ID, or ?after=N), then live; live from now by default. until=done ends it after the next turn is done.',
+  params: StreamParams,
+  querystring: StreamQuery,
+  response: { 200: eventStream('Turn events, each `data:` a JSON message with an `id:` to resume from'), ...CALLER, ...notFound('No such session (session_not_found)') },
+};
+
 /** The session stream's routes, following token deltas on `bus`. */
 export function streamApi(bus: TurnBus): FastifyPluginCallbackZod {
   return (app, _options, done) => {
@@ -32,7 +42,7 @@ export function streamApi(bus: TurnBus): FastifyPluginCallbackZod {
 
     // Any role may read a session; auth already ran in onRequest.
     // No HEAD twin: it would hold a connection open with nothing to say.
-    app.get('/sessions/:id/stream', { exposeHeadRoute: false, schema: { params: StreamParams, querystring: StreamQuery } }, async (request, reply) => {
+    app.get('/sessions/:id/stream', { exposeHeadRoute: false, schema: STREAM_SCHEMA }, async (request, reply) => {
       const { id } = request.params;
       const lastEventId = resumePoint(request.headers['last-event-id']);
       const { version, events } = await store.readStream(sessionStream(id));

@@ -1,8 +1,9 @@
 // `npm run bench [-- --scale full|medium|small] [--out FILE] [--keep]`: the Nomos benchmark on a real PostgreSQL
 // (DATABASE_URL, default postgres://postgres@127.0.0.1:5432/postgres). It creates a fresh database, appends
 // generated sessions, rebuilds every projection, starts `nomos serve` on it, measures GET /sessions, the
-// audit both ways and the projection lag over HTTP, prints one markdown table and, at full scale or with
-// --out, writes it (with the profile notes of bench/profile-notes.md) to a file.
+// audit both ways and the projection lag over HTTP, then the write path (commands through HTTP on fresh
+// databases, PostgreSQL and embedded, beside the store alone: bench/write-path.ts), prints one markdown
+// table and, at full scale or with --out, writes it (with the profile notes of bench/profile-notes.md) to a file.
 import { cpus, totalmem } from 'node:os';
 import { readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
@@ -13,6 +14,7 @@ import { Projector } from '../src/projections/projector.ts';
 import { projections } from '../src/runtime.ts';
 import { appendSessions, type AppendRun } from './append.ts';
 import { measureCliStart } from './cli.ts';
+import { WRITE_PATH_SCALES, measureWritePath, writePathRows } from './write-path.ts';
 import { READ_MODEL_RUNS, compareAudits } from './audit.ts';
 import { createBenchDatabase, serverVersion } from './database.ts';
 import { sessions } from './generator.ts';
@@ -120,6 +122,11 @@ async function main(): Promise<void> {
       lags.push(await measureLag(store, bench.db, source, { eventsPerSecond: rate, seconds: scale.lag.seconds }));
     }
     const peak = await server.peakMemory();
+    await server.stop();
+    server = null;
+    // The write path on fresh databases of its own (the loaded one would make its first commands the
+    // bench's slowest), the store alone beside it.
+    const writePath = await measureWritePath(serverUrl, WRITE_PATH_SCALES[scale.name === 'full' ? 'full' : 'small']!, Number(values.port) + 1);
     log('command line start times');
     const cli = await measureCliStart();
 
@@ -148,6 +155,7 @@ async function main(): Promise<void> {
         met: audit.ratio >= 100,
       },
       { metric: 'server peak memory (VmHWM of nomos serve)', figure: `${n(peak / 1_048_576)} MiB`, target: null },
+      ...writePathRows(writePath),
       { metric: 'nomos --help, wall (median of 5)', figure: ms(cli.helpMs), target: '≤ 500 ms', met: cli.helpMs <= 500 },
       { metric: 'nomos classify, wall (median of 5)', figure: ms(cli.classifyMs), target: null },
       { metric: `nomos serve to /healthz, existing embedded data dir (first start on an empty one: ${ms(cli.serveFirstMs)})`, figure: ms(cli.serveExistingMs), target: '≤ 2 s', met: cli.serveExistingMs <= 2_000 },
@@ -160,6 +168,7 @@ async function main(): Promise<void> {
       `- data: ${n(loaded.sessions)} generated sessions, ${n(loaded.events)} events (seed ${SEED}); the rebuild ran on the first ${n(rebuildLog)}`,
       `- population: ${coverage}`,
       '- method: appends are SqlEventStore.append calls with the right expected version, one per command, no server running; the rest of the log is loaded one append per session (same events); rebuilds go through rebuildProjections (all in one pass) and rebuildProjection (each alone); `VACUUM ANALYZE` and `CHECKPOINT` after the load, before the HTTP figures; HTTP figures are against a spawned `nomos serve`, requests one at a time',
+      '- write path: fresh databases; each client (keep-alive node:http) owns a session and posts `post_user_message` commands one after another (one event each), every answer waiting for the read models (read-your-writes, the default); the store-alone rows append the same one-event batches with SqlEventStore.append in the same run, no server; the reader of GET /sessions runs beside the 32 writers',
     ];
     // The targets are set for the full scale (1 M events, 100 k sessions, an audit of 10 k).
     const judged = scale.name === 'full';

@@ -24,8 +24,6 @@ curl() {
   if [ -n "$error_ok" ]; then command curl "$@"; else command curl --show-error "$fail_flag" "$@"; fi
 }
 check_error_next() { error_ok=1; }
-# The position of the last event: reading with min_position at it waits for every write so far.
-at_head() { command curl -s "$N/healthz" | jq .head_position; }
 
 # check WHAT JSON FILTER: the jq FILTER holds of JSON, or the tour stops, saying WHAT was wrong.
 checks=0
@@ -51,7 +49,7 @@ check 'a new session' "\"$id\"" 'test("^[0-9a-f-]{36}$")'
 check 'the last command' "$pos" 'type == "number" and . > 0'
 
 # README: reading a session
-curl -s "$N/sessions/$id?min_position=$pos" | jq '.session | {title, status, turn_count, tool_call_count, entities}'
+curl -s "$N/sessions/$id" | jq '.session | {title, status, turn_count, tool_call_count, entities}'
 check 'the session' "$(curl -s $N/sessions/$id)" '.session | .title == "Fix the rclone backup so it completes instead of OOM-killing" and .status == "active" and .turn_count == 1 and .tool_call_count == 1 and .entities == ["lxc:rclone"]'
 curl -s $N/sessions/$id | jq -r '.messages[] | "\(.role): \(.content.text // "") \(.content.tool_calls | length) tool calls"'
 check 'the transcript' "$(curl -s $N/sessions/$id)" '[.messages[].role] == ["user", "assistant"] and ([.messages[].content.tool_calls | length] | add) == 1'
@@ -81,26 +79,26 @@ r=$(cmd '{"type":"run","target":"host:strong","command":"touch /tmp/nomos-tour"}
 echo "$r" | jq '{status, approval_id, expires_at}'
 check 'a change' "$r" '.status == "approval_required" and (.approval_id | type) == "string" and has("stdout") == false'
 a=$(echo "$r" | jq -r .approval_id)
-curl -s "$N/approvals?status=pending&min_position=$(echo "$r" | jq .position)" | jq '.approvals[] | {id, session_goal, command, target, risk_class}'
+curl -s "$N/approvals?status=pending" | jq '.approvals[] | {id, session_goal, command, target, risk_class}'
 check 'the approvals inbox' "$(curl -s "$N/approvals?status=pending")" "any(.approvals[]; .id == \"$a\" and .command == \"touch /tmp/nomos-tour\")"
 check_error_next
 curl -s -X POST $N/approvals/$a/approve -H 'X-Nomos-Actor: agent:rclone-bot' | jq '{status, detail}'   # 403: an agent never approves
 check 'an agent approving' "$(curl -s -X POST $N/approvals/$a/approve -H 'X-Nomos-Actor: agent:rclone-bot')" '.status == 403'
 curl -s -X POST $N/approvals/$a/approve | jq .execution   # the operator approves: it runs, exactly once
-check 'the approved command' "$(curl -s "$N/executions/$(echo "$r" | jq -r .execution_id)?min_position=$(at_head)")" '.status == "succeeded" and .exit_code == 0'
+check 'the approved command' "$(curl -s "$N/executions/$(echo "$r" | jq -r .execution_id)")" '.status == "succeeded" and .exit_code == 0'
 check_error_next
 curl -s -X POST $N/approvals/$a/approve | jq '{status, code}'   # 409: a second approval runs nothing
 check 'a second approval' "$(curl -s -X POST $N/approvals/$a/approve)" '.status == 409'
 r=$(cmd '{"type":"run","target":"host:strong","command":"rm /tmp/nomos-tour"}')   # destructive: always waits
 curl -s -X POST $N/approvals/$(echo "$r" | jq -r .approval_id)/deny -d '{"reason":"not during backups"}' -H 'content-type: application/json' | jq -c
-check 'the denied command' "$(curl -s "$N/executions/$(echo "$r" | jq -r .execution_id)?min_position=$(at_head)")" '.status == "denied"'
+check 'the denied command' "$(curl -s "$N/executions/$(echo "$r" | jq -r .execution_id)")" '.status == "denied"'
 curl -s -X POST $N/sessions/$id/assent -d '{"minutes":30}' -H 'content-type: application/json' | jq -c   # an operator's assent window
 r=$(cmd '{"type":"run","target":"host:strong","command":"chmod 600 /tmp/nomos-tour"}')   # config_mutation inside it: runs at once
 curl -s $N/executions/$(echo "$r" | jq -r .execution_id) | jq '{status, exit_code, stdout_tail}'
 check 'a change inside the assent window' "$r" '.status == "succeeded" and .verdict.risk_class == "config_mutation"'
 cmd '{"type":"inspect_path","path":"/tmp/nomos-tour","targets":["host:strong","lxc:rclone"]}' | jq -r '.rows[] | "\(.target) \(.status)\n\(.output)"'
 curl -s $N/sessions/$id/executions | jq -c '.executions[] | {target, command, status, exit_code}'
-check 'the executions' "$(curl -s "$N/sessions/$id/executions?min_position=$(at_head)")" '[.executions[].status] | sort == ["denied", "succeeded", "succeeded", "succeeded", "succeeded", "succeeded"]'
+check 'the executions' "$(curl -s "$N/sessions/$id/executions")" '[.executions[].status] | sort == ["denied", "succeeded", "succeeded", "succeeded", "succeeded", "succeeded"]'
 check 'inspect_path' "$(curl -s "$N/sessions/$id/executions")" '[.executions[] | select(.command | startswith("mount")) | .stdout_tail | test("-rw-------")] == [true, true]'
 
 # README: what is refused
@@ -111,12 +109,12 @@ check 'an unknown target' "$r" '.status == 404 and .code == "unknown_entity"'
 r=$(cmd '{"type":"run","target":"host:old-nas","command":"uptime"}')   # nothing answers at its address: refused
 echo "$r" | jq '{status, reason, detail}'
 check 'an unreachable host' "$r" '.status == "refused" and .reason == "unreachable"'
-curl -s "$N/approvals?session_id=$id&min_position=$(echo "$r" | jq .position)" | jq -c '.approvals[] | {command, status, decided_by}'
+curl -s "$N/approvals?session_id=$id" | jq -c '.approvals[] | {command, status, decided_by}'
 check 'the approvals' "$(curl -s "$N/approvals?session_id=$id")" '[.approvals[] | [.command, .status]] | sort == [["rm /tmp/nomos-tour", "denied"], ["touch /tmp/nomos-tour", "granted"]]'
 
 # README: the review
 pos=$(cmd '{"type":"complete_task","outcome":"partial","summary":"diagnosed OOM; the memory change was denied during backups"}' | jq .position)
-curl -s "$N/sessions?outcome=partial&since=24h&limit=50&min_position=$pos" | jq '.sessions[] | {id: .id[:8], title, blocker, tool_call_count, turn_count, closed_at, duration_seconds}'
+curl -s "$N/sessions?outcome=partial&since=24h&limit=50" | jq '.sessions[] | {id: .id[:8], title, blocker, tool_call_count, turn_count, closed_at, duration_seconds}'
 check 'the partial session' "$(curl -s "$N/sessions?outcome=partial&since=24h")" "any(.sessions[]; .id == \"$id\" and .blocker == \"approval_denied\" and .closed_at != null)"
 curl -s "$N/sessions?entity_id=lxc:rclone&outcome=partial" | jq -r '.sessions[] | "\(.id[:8]) \(.blocker) \(.summary)"'
 curl -s "$N/sessions?since=7d&limit=1000&fields=outcome,blocker,tool_call_count" | jq -c '.sessions[]'
@@ -125,13 +123,13 @@ id2=$(curl -s -X POST $N/sessions | jq -r .session_id)   # a new session on the 
 r=$(curl -s -X POST $N/sessions/$id2/commands -H 'content-type: application/json' -d '{"type":"set_goal","goal":"Raise the rclone container memory after the backups"}')
 echo "$r" | jq -c '.recent_unfinished_sessions[]'
 check 'the unfinished session' "$r" "any(.recent_unfinished_sessions[]; .id == \"$id\")"
-next=$(curl -s "$N/sessions?limit=1&min_position=$(echo "$r" | jq .position)" | jq -r '.next_cursor // empty')   # null on the last page
+next=$(curl -s "$N/sessions?limit=1" | jq -r '.next_cursor // empty')   # null on the last page
 [ -n "$next" ] && curl -s "$N/sessions?limit=1&cursor=$next" | jq -c '.sessions[] | {id, title}'
 check 'the second page' "$(curl -s "$N/sessions?limit=1&cursor=$next")" "[.sessions[].id] == [\"$id\"]"
 curl -s -D - -o /dev/null "$N/sessions?since=7d&limit=1" | grep -i '^link:'   # or follow the Link header: same filters, since pinned
 curl -s -X DELETE $N/sessions/$id2 | jq -c   # a tombstone event; the read models drop the session
 check_error_next
-check 'the deleted session' "$(curl -s "$N/sessions/$id2?min_position=$(at_head)")" '.status == 404'
+check 'the deleted session' "$(curl -s "$N/sessions/$id2")" '.status == 404'
 
 # README: operations
 curl -s $N/healthz | jq -c

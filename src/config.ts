@@ -1,6 +1,6 @@
 // Configuration from the environment, parsed once at start; a bad value stops the start with a clear message.
 import { z } from 'zod';
-import { type ApiToken, parseTokens } from './api/auth.ts';
+import { type ApiToken, parseTokens } from './api/tokens.ts';
 import type { ExecutionSettings } from './execution/service.ts';
 
 const Env = z.object({

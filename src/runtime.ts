@@ -164,7 +164,7 @@ export async function openRuntime(
           // On PGlite every statement shares one connection: keep the API's waits behind a rebuild batch short.
           ...(db.kind === 'pglite' && { rebuildBatchSize: PGLITE_REBUILD_BATCH }),
           onError: (error) => onError?.(projection.name, error),
-          onApplied: () => readWait.nudge(),
+          onApplied: (checkpoint) => readWait.applied(projection.name, checkpoint),
           onRebuild: (event) => options?.onRebuild?.(projection.name, event),
         });
         projector.start();

@@ -3,39 +3,15 @@
 // itself with `X-Nomos-Actor: role[:id]`.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import { z } from 'zod';
 import type { Actor } from '../domain/messages.ts';
 import { HttpProblem } from './errors.ts';
+import { ApiRole, type ApiToken } from './tokens.ts';
 
-export const ApiRole = z.enum(['operator', 'agent', 'auditor']);
-export type ApiRole = z.infer<typeof ApiRole>;
-
-export interface ApiToken {
-  readonly role: ApiRole;
-  readonly name: string;
-  readonly token: string;
-}
+export { ApiRole, type ApiToken, parseTokens } from './tokens.ts';
 
 export interface Principal {
   readonly role: ApiRole;
   readonly name: string;
-}
-
-/** `role:name:token` entries separated by commas, as in NOMOS_TOKENS=operator:alice:s3cret,agent:nomos:t0ken. */
-export function parseTokens(spec: string): ApiToken[] {
-  return spec
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s !== '')
-    .map((entry) => {
-      const [role, name, ...rest] = entry.split(':');
-      const token = rest.join(':');
-      const parsedRole = ApiRole.safeParse(role);
-      if (!parsedRole.success || !name || token.length < 8) {
-        throw new Error(`NOMOS_TOKENS entry "${entry.slice(0, 40)}" must be role:name:token with role operator, agent or auditor and a token of 8+ characters`);
-      }
-      return { role: parsedRole.data, name, token };
-    });
 }
 
 const digest = (s: string) => createHash('sha256').update(s).digest();

@@ -4,6 +4,7 @@
 // The leader also runs the projection's rebuild when its version changed or a rebuild was left unfinished,
 // beside the live projector; a new leader resumes the rebuild where the old one stopped.
 import type { Lease } from '../ports/db.ts';
+import type { Checkpoint } from '../ports/event-store.ts';
 import type { Projection } from './projection.ts';
 import { needsRebuild, Projector, type ProjectorDeps, rebuildProjection, type RebuildResult } from './projector.ts';
 import { dropRetired } from './shadow.ts';
@@ -13,8 +14,8 @@ export interface LedProjectorOptions {
   /** Events per rebuild transaction (smaller on PGlite, whose one connection readers wait for). */
   rebuildBatchSize?: number;
   onError?: (error: unknown) => void;
-  /** Told after each live batch this process applied. */
-  onApplied?: () => void;
+  /** Told where the live rows stand after each batch this process applied. */
+  onApplied?: (checkpoint: Checkpoint) => void;
   /** Told when this process starts (or resumes) a rebuild and when it has swapped it in. */
   onRebuild?: (event: { phase: 'started' } | ({ phase: 'swapped'; seconds: number } & RebuildResult)) => void;
 }

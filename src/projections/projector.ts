@@ -278,8 +278,8 @@ export interface ProjectorOptions {
   readonly batchSize?: number;
   readonly onError?: (error: unknown) => void;
   readonly idleRecheckMs?: number;
-  /** Told after each batch that moved the live rows on (read-your-writes waits look again then). */
-  readonly onApplied?: () => void;
+  /** Told where the live rows stand after each batch that moved them on (read-your-writes waits end then). */
+  readonly onApplied?: (checkpoint: Checkpoint) => void;
 }
 
 export class Projector {
@@ -287,7 +287,7 @@ export class Projector {
   private readonly idleRecheckMs: number;
   private readonly track: Track;
   private readonly onError: (error: unknown) => void;
-  private readonly onApplied: () => void;
+  private readonly onApplied: (checkpoint: Checkpoint) => void;
   private current: { run: Run; done: Promise<void> } | null = null;
 
   constructor(
@@ -356,7 +356,7 @@ export class Projector {
           errorDelay = Math.min(errorDelay * 2, ERROR_DELAY.max);
           continue;
         }
-        if (outcome.read > 0 && !outcome.discarded) this.onApplied();
+        if (outcome.last !== null && !outcome.discarded) this.onApplied(outcome.last.checkpoint);
         if (outcome.discarded || outcome.read === this.batchSize) continue;
         if (outcome.pending) {
           await run.pause(pendingDelay, { wakeOnChange: true });

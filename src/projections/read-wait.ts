@@ -1,7 +1,7 @@
 // Read-your-writes for many requests at once: each waits until every projection's live rows hold the event at
-// its position, and all the waits of a process share one look at the checkpoints per tick, however many there
-// are. A tick comes as soon as a projector of this process has committed a batch (nudge), and otherwise every
-// `pollMs` while anyone waits: the projector that matters may run on another server sharing the database.
+// its position. A projector of this process says where it got after each batch it commits (applied), which
+// answers the waits at once without a statement; every `pollMs` while anyone waits, one look at the stored
+// checkpoints serves all of them, for the projections another server sharing the database runs.
 import { PREPARED, type Queryable } from '../ports/db.ts';
 import { type Checkpoint, compareCheckpoints } from '../ports/event-store.ts';
 import type { Projection } from './projection.ts';
@@ -31,6 +31,9 @@ export class ReadWait {
   private wake: (() => void) | null = null;
   private nudged = false;
   private closed = false;
+  /** Where this process's projectors have committed, by projection. */
+  private readonly local = new Map<string, Checkpoint>();
+  private lastLook = 0;
 
   constructor(
     private readonly db: Queryable,
@@ -56,8 +59,14 @@ export class ReadWait {
     });
   }
 
-  /** A projector of this process committed a batch: look again now rather than at the next poll. */
-  nudge(): void {
+  /** A projector of this process committed its rows up to `checkpoint`: the waits it answers end now. */
+  applied(name: string, checkpoint: Checkpoint): void {
+    const known = this.local.get(name);
+    if (known === undefined || compareCheckpoints(known, checkpoint) < 0) this.local.set(name, checkpoint);
+    this.nudge();
+  }
+
+  private nudge(): void {
     this.nudged = true;
     this.wake?.();
   }
@@ -97,7 +106,10 @@ export class ReadWait {
     }
   }
 
-  /** One look: the new waiters' events placed in the log's order, then every projection's checkpoint. */
+  /**
+   * The new waiters' events placed in the log's order; then each waiter checked against what this process's
+   * projectors have committed and, at most every `pollMs`, against the stored checkpoints (another server's).
+   */
   private async tick(): Promise<void> {
     const unplaced = [...this.waiters].filter((w) => w.target === null);
     if (unplaced.length > 0) {
@@ -105,15 +117,27 @@ export class ReadWait {
       // One not in the log (yet, or at all) cannot be reached, and its bound answers it.
       for (const waiter of unplaced) waiter.target = found.get(waiter.position) ?? null;
     }
+    this.settleReached(this.local);
+    if (this.waiters.size === 0 || Date.now() - this.lastLook < this.options.pollMs) return;
+    this.lastLook = Date.now();
     const { rows } = await this.db.query<{ name: string; tx: string | number; pos: string | number }>(
       'SELECT name, tx, pos FROM projection_checkpoints WHERE name = ANY($1::text[])',
       [this.names],
       PREPARED,
     );
-    const stands = new Map(rows.map((r) => [r.name, { tx: Number(r.tx), pos: Number(r.pos) }]));
+    const stored = new Map(rows.map((r) => [r.name, { tx: Number(r.tx), pos: Number(r.pos) }]));
+    // Either source is a place the rows have reached: the further of the two counts.
+    for (const [name, checkpoint] of this.local) {
+      const at = stored.get(name);
+      if (at === undefined || compareCheckpoints(at, checkpoint) < 0) stored.set(name, checkpoint);
+    }
+    this.settleReached(stored);
+  }
+
+  private settleReached(stands: ReadonlyMap<string, Checkpoint>): void {
     for (const waiter of this.waiters) {
-      if (waiter.target === null) continue;
       const target = waiter.target;
+      if (target === null) continue;
       const holds = (name: string) => {
         const at = stands.get(name);
         return at !== undefined && compareCheckpoints(target, at) <= 0;

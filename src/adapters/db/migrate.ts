@@ -7,18 +7,31 @@ import type { Db } from '../../ports/db.ts';
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../../migrations/', import.meta.url));
 const LOCK_KEY = 7_326_001; // arbitrary, fixed: "nomos migrations"
 
+const UNDEFINED_TABLE = '42P01';
+
+/** The migrations applied so far; none before the first run has made the table. */
+async function appliedNames(db: Db): Promise<Set<string>> {
+  try {
+    const { rows } = await db.query<{ name: string }>('SELECT name FROM schema_migrations');
+    return new Set(rows.map((r) => r.name));
+  } catch (error) {
+    if ((error as { code?: unknown }).code === UNDEFINED_TABLE) return new Set();
+    throw error;
+  }
+}
+
 export async function migrate(db: Db, dir = MIGRATIONS_DIR): Promise<string[]> {
   const files = (await readdir(dir)).filter((f) => f.endsWith('.sql')).sort();
-  const applied: string[] = [];
+  // A start on an up-to-date database is this one read: what is applied is skipped without a transaction each.
+  const known = await appliedNames(db);
+  if (files.every((f) => known.has(f))) return [];
   // Under the lock: two CREATE TABLE IF NOT EXISTS at once can both try to create it (PostgreSQL then refuses one).
   await db.transaction(async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock($1)', [LOCK_KEY]);
     await tx.query('CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
   });
-  // What is applied already is skipped without a transaction each (a start on an up-to-date database is one read);
-  // the rest is applied under the lock, checked again there.
-  const { rows } = await db.query<{ name: string }>('SELECT name FROM schema_migrations');
-  const known = new Set(rows.map((r) => r.name));
+  const applied: string[] = [];
+  // The rest is applied under the lock, each checked again there (another process may have applied it since).
   for (const name of files.filter((f) => !known.has(f))) {
     const sql = await readFile(dir + name, 'utf8');
     const done = await db.transaction(async (tx) => {

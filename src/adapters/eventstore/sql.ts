@@ -1,7 +1,7 @@
 // The event store on PostgreSQL or PGlite (same SQL through the Db port). Appends lock the stream's row and
 // check its version in one statement; readers follow (transaction_id, global_position) below the oldest open
 // appending transaction, so a transaction that commits late is read late rather than skipped (see migrations/004 and 013).
-// NOTIFY, sent after the commit, wakes subscribers.
+// NOTIFY, sent after the commit, wakes other processes' subscribers; this process's are woken directly.
 import { randomUUID } from 'node:crypto';
 import { Observable, Subject } from 'rxjs';
 import { type Db, PREPARED } from '../../ports/db.ts';
@@ -20,6 +20,7 @@ import {
 } from '../../ports/event-store.ts';
 
 export const EVENTS_CHANNEL = 'nomos_events';
+const RECENT_APPENDS = 4_096;
 
 interface EventRow {
   global_position: number;
@@ -110,6 +111,10 @@ export class SqlEventStore implements EventStore {
   private closed = false;
   private wakeWanted = false;
   private waking: Promise<void> | null = null;
+  /** The checkpoints of the last events this store appended, by position (read-your-writes asks for them). */
+  private readonly recent = new Map<number, Checkpoint>();
+  /** Names this store's notifications, so that it can tell its own echo from another process's append. */
+  private readonly instance = randomUUID();
 
   constructor(private readonly db: Db) {}
 
@@ -163,7 +168,10 @@ export class SqlEventStore implements EventStore {
     }
     this.wakeSubscribers();
     const position = Number(row.position);
-    return { nextExpectedVersion: Number(row.from_version) + count, position, checkpoint: { tx: Number(row.tx), pos: position } };
+    const checkpoint = { tx: Number(row.tx), pos: position };
+    this.recent.set(position, checkpoint);
+    if (this.recent.size > RECENT_APPENDS) this.recent.delete(this.recent.keys().next().value!);
+    return { nextExpectedVersion: Number(row.from_version) + count, position, checkpoint };
   }
 
   /**
@@ -172,12 +180,15 @@ export class SqlEventStore implements EventStore {
    * commit meanwhile are covered by the next. A lost one only delays: projectors also look on their own.
    */
   private wakeSubscribers(): void {
+    // This process's own subscribers are told at once; the notification is for other processes (its echo here
+    // is ignored, by its payload).
+    this.changes$.next();
     this.wakeWanted = true;
     if (this.waking || this.closed) return;
     this.waking = (async () => {
       while (this.wakeWanted && !this.closed) {
         this.wakeWanted = false;
-        await this.db.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, '']).catch(() => undefined);
+        await this.db.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, this.instance]).catch(() => undefined);
       }
       this.waking = null;
     })();
@@ -287,14 +298,26 @@ export class SqlEventStore implements EventStore {
     return row ? { tx: Number(row.tx), pos: position } : null;
   }
 
-  /** checkpointOf for several positions in one statement; positions not in the log are left out. */
+  /**
+   * checkpointOf for several positions in one statement (none for the last events this store appended, which
+   * it remembers); positions not in the log are left out.
+   */
   async checkpointsOf(positions: readonly number[]): Promise<Map<number, Checkpoint>> {
+    const found = new Map<number, Checkpoint>();
+    const unknown: number[] = [];
+    for (const position of positions) {
+      const checkpoint = this.recent.get(position);
+      if (checkpoint) found.set(position, checkpoint);
+      else unknown.push(position);
+    }
+    if (unknown.length === 0) return found;
     const { rows } = await this.db.query<{ pos: string | number; tx: string }>(
       'SELECT global_position AS pos, transaction_id::text AS tx FROM events WHERE global_position = ANY($1::bigint[])',
-      [positions],
+      [unknown],
       PREPARED,
     );
-    return new Map(rows.map((r) => [Number(r.pos), { tx: Number(r.tx), pos: Number(r.pos) }]));
+    for (const r of rows) found.set(Number(r.pos), { tx: Number(r.tx), pos: Number(r.pos) });
+    return found;
   }
 
   async head(): Promise<{ checkpoint: Checkpoint; position: number }> {
@@ -319,7 +342,9 @@ export class SqlEventStore implements EventStore {
   private ensureListening(): Promise<() => Promise<void>> {
     if (this.closed) return Promise.resolve(() => Promise.resolve());
     if (!this.listening) {
-      const listening = this.db.listen(EVENTS_CHANNEL, () => this.changes$.next());
+      const listening = this.db.listen(EVENTS_CHANNEL, (payload) => {
+        if (payload !== this.instance) this.changes$.next();
+      });
       // A failed LISTEN must not be cached: the next subscriber tries again.
       listening.catch(() => {
         if (this.listening === listening) this.listening = null;

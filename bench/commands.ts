@@ -1,0 +1,167 @@
+// The write path as a client gets it: commands through HTTP to a running `nomos serve`, projectors live and
+// read-your-writes on (each answer waits until the read models show it), beside the store alone doing the same
+// appends in the same run. Each client owns a session and posts user messages to it (one event a command);
+// throughput, p50 and p99 of the answers; meanwhile another client reads GET /sessions?limit=50; and, in a
+// phase of its own, how long after an answer the list shows the command's effect (and how often it did not).
+import { randomUUID } from 'node:crypto';
+import { Agent, request } from 'node:http';
+import type { EventStore } from '../src/ports/event-store.ts';
+import { percentile } from './latency.ts';
+
+// One pool of keep-alive sockets, large enough for every client and the reader at once.
+const agent = new Agent({ keepAlive: true, maxSockets: 128 });
+
+interface Answer {
+  readonly status: number;
+  readonly body: any;
+  readonly headers: Record<string, string | string[] | undefined>;
+}
+
+/** One HTTP request through node:http (less client-side work per request than fetch). */
+function call(base: string, method: string, path: string, body?: unknown): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const req = request(`${base}${path}`, { method, agent, headers: payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        try {
+          resolve({ status: res.statusCode ?? 0, body: text === '' ? null : JSON.parse(text), headers: res.headers });
+        } catch (error) {
+          reject(new Error(`${method} ${path}: ${res.statusCode} not JSON: ${text.slice(0, 200)}`, { cause: error }));
+        }
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+async function ok(base: string, method: string, path: string, body?: unknown): Promise<Answer> {
+  const answer = await call(base, method, path, body);
+  if (answer.status < 200 || answer.status >= 300) throw new Error(`${method} ${path}: ${answer.status} ${JSON.stringify(answer.body).slice(0, 300)}`);
+  return answer;
+}
+
+export interface CommandRun {
+  readonly clients: number;
+  readonly commands: number;
+  readonly seconds: number;
+  readonly p50: number;
+  readonly p99: number;
+  /** Answers whose read-your-writes wait hit NOMOS_READ_WAIT_MS (X-Nomos-Read-Wait: timed-out). */
+  readonly timedOut: number;
+  /** GET /sessions?limit=50 from one more client while these wrote (null when not measured). */
+  readonly reads: { readonly requests: number; readonly p50: number; readonly p99: number } | null;
+}
+
+/**
+ * `clients` clients, each with a session of its own, post `perClient` user messages one after another; with
+ * `reader`, one more client reads GET /sessions?limit=50 one request after another until they are done.
+ */
+export async function commandsThroughHttp(base: string, options: { clients: number; perClient: number; reader: boolean }): Promise<CommandRun> {
+  const sessions = await Promise.all(Array.from({ length: options.clients }, async () => (await ok(base, 'POST', '/sessions')).body.session_id as string));
+  // Warm-up: a few commands each, so connections, prepared statements and the JIT are in place.
+  await Promise.all(sessions.map(async (id) => {
+    for (let i = 0; i < 3; i++) await ok(base, 'POST', `/sessions/${id}/commands`, { type: 'post_user_message', text: `warm-up ${i}` });
+  }));
+  const latencies: number[] = [];
+  let timedOut = 0;
+  let writing = true;
+  const readLatencies: number[] = [];
+  const reader = options.reader
+    ? (async () => {
+        while (writing) {
+          const started = performance.now();
+          await ok(base, 'GET', '/sessions?limit=50');
+          readLatencies.push(performance.now() - started);
+        }
+      })()
+    : null;
+  const started = performance.now();
+  await Promise.all(sessions.map(async (id, client) => {
+    for (let i = 0; i < options.perClient; i++) {
+      const sent = performance.now();
+      const answer = await ok(base, 'POST', `/sessions/${id}/commands`, { type: 'post_user_message', text: `message ${i} from client ${client}` });
+      latencies.push(performance.now() - sent);
+      if (answer.headers['x-nomos-read-wait'] === 'timed-out') timedOut++;
+    }
+  }));
+  const seconds = (performance.now() - started) / 1000;
+  writing = false;
+  await reader;
+  return {
+    clients: options.clients,
+    commands: latencies.length,
+    seconds,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    timedOut,
+    reads: reader ? { requests: readLatencies.length, p50: percentile(readLatencies, 50), p99: percentile(readLatencies, 99) } : null,
+  };
+}
+
+export interface Visibility {
+  readonly commands: number;
+  /** Milliseconds from a command's answer until GET /sessions showed its effect. */
+  readonly p50: number;
+  readonly p99: number;
+  /** Reads right after an answer that did not show it yet (read-your-writes says: none). */
+  readonly staleReads: number;
+}
+
+/**
+ * Each of `clients` clients posts a message and, as soon as it is answered, reads GET /sessions (its own
+ * session is among the newest) until the list shows the message counted; the time from answer to that read's
+ * answer is the figure.
+ */
+export async function visibleInList(base: string, options: { clients: number; perClient: number }): Promise<Visibility> {
+  const delays: number[] = [];
+  let staleReads = 0;
+  await Promise.all(Array.from({ length: options.clients }, async () => {
+    const id = (await ok(base, 'POST', '/sessions')).body.session_id as string;
+    for (let i = 1; i <= options.perClient; i++) {
+      await ok(base, 'POST', `/sessions/${id}/commands`, { type: 'post_user_message', text: `visible ${i}` });
+      const answered = performance.now();
+      for (let attempt = 0; ; attempt++) {
+        const list = await ok(base, 'GET', `/sessions?limit=${options.clients + 10}&fields=user_message_count`);
+        const row = (list.body.sessions as Array<{ id: string; user_message_count: number }>).find((s) => s.id === id);
+        if (row !== undefined && row.user_message_count >= i) break;
+        staleReads++;
+        if (attempt > 1_000) throw new Error(`session ${id}: message ${i} never showed in GET /sessions`);
+      }
+      delays.push(performance.now() - answered);
+    }
+  }));
+  return { commands: delays.length, p50: percentile(delays, 50), p99: percentile(delays, 99), staleReads };
+}
+
+export interface StoreRun {
+  readonly writers: number;
+  readonly appends: number;
+  readonly seconds: number;
+  readonly p50: number;
+  readonly p99: number;
+}
+
+/** The store alone, shaped like the commands above: each writer appends one event at a time to a stream of its own. */
+export async function storeAlone(store: EventStore, options: { writers: number; perWriter: number }): Promise<StoreRun> {
+  const latencies: number[] = [];
+  const started = performance.now();
+  await Promise.all(Array.from({ length: options.writers }, async () => {
+    const stream = `bench-${randomUUID()}`;
+    let version = -1;
+    for (let i = 0; i < options.perWriter; i++) {
+      const sent = performance.now();
+      const appended = await store.append(stream, [{ type: 'BenchMessagePosted', data: { text: `message ${i}` }, metadata: { actor: { role: 'operator', id: 'bench' } } }], {
+        expectedVersion: version === -1 ? 'no_stream' : version,
+      });
+      latencies.push(performance.now() - sent);
+      version = appended.nextExpectedVersion;
+    }
+  }));
+  const seconds = (performance.now() - started) / 1000;
+  return { writers: options.writers, appends: latencies.length, seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+}

@@ -106,7 +106,10 @@ export async function openRuntime(
   // live tables keep answering (see startProjectors).
   for (const projection of chosen) await ensureCheckpoint(db, projection);
   const projectors: LedProjector[] = [];
-  const readWait = new ReadWait(db, locator(store), chosen, { pollMs: READ_WAIT_POLL_MS });
+  const readWait = new ReadWait(db, locator(store), chosen, {
+    pollMs: READ_WAIT_POLL_MS,
+    leads: (name) => projectors[chosen.findIndex((p) => p.name === name)]?.leading === true,
+  });
   const commandDeps: CommandDeps = { store, readDb: db, clock: given?.clock ?? (() => new Date()), newId: randomUUID };
   const executor = given?.executor ?? (config.sshKeyPath ? new (await import('./adapters/ssh/executor.ts')).SshExecutor({ privateKey: await readFile(config.sshKeyPath) }) : null);
   // This server's name in leases and claims, as other servers' answers show it.

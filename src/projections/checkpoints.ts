@@ -57,22 +57,83 @@ export async function writeCheckpoint(tx: Queryable, name: string, version: numb
 }
 
 /**
- * Moves the checkpoint from `from` to `to` if it stands at `from` under the same version, in one statement;
- * true when it moved. For events the projection has nothing to apply for: no row of its tables changes, so it
+ * Moves the checkpoint from `from` to `to` if it stands at `from` under the same version, in one statement
+ * (shared with the other moves asked for at the same time); true when it moved. For events the projection has nothing to apply for: no row of its tables changes, so it
  * needs neither a transaction nor the lock. A batch or a reset that got there first has moved it (this matches
  * nothing), or moves it again after this commits (a reset) or past it (a batch, from the same place). The
  * commit need not wait for the WAL flush: a lost move only makes the projection read those events again.
  */
-export async function moveCheckpoint(db: Queryable, name: string, from: { version: number; checkpoint: Checkpoint }, to: Checkpoint): Promise<boolean> {
-  const { rows } = await db.query(
-    `UPDATE projection_checkpoints SET tx = $5, pos = $6, updated_at = now()
-     FROM (SELECT ${SYNC_COMMIT_OFF}) async_commit
-     WHERE name = $1 AND version = $2 AND tx = $3 AND pos = $4
-     RETURNING 1`,
-    [name, from.version, from.checkpoint.tx, from.checkpoint.pos, to.tx, to.pos],
-    PREPARED,
-  );
-  return rows.length > 0;
+export function moveCheckpoint(db: Queryable, name: string, from: { version: number; checkpoint: Checkpoint }, to: Checkpoint): Promise<boolean> {
+  return movesOf(db).move({ name, version: from.version, from: from.checkpoint, to });
+}
+
+interface Move {
+  readonly name: string;
+  readonly version: number;
+  readonly from: Checkpoint;
+  readonly to: Checkpoint;
+}
+
+/**
+ * The moves asked for in one turn of the event loop go as one statement: after an append every projector
+ * with nothing to apply skips at once, and each skip on its own was a statement per projector per command.
+ * Each row is checked on its own, so one that stands elsewhere fails alone; a failed statement is tried again
+ * a move at a time, so that an error is its own move's.
+ */
+class CheckpointMoves {
+  private queued: Array<{ move: Move; resolve: (moved: boolean) => void; reject: (error: unknown) => void }> = [];
+
+  constructor(private readonly db: Queryable) {}
+
+  move(move: Move): Promise<boolean> {
+    return new Promise((resolve, reject) => {
+      if (this.queued.length === 0) setImmediate(() => void this.flush());
+      this.queued.push({ move, resolve, reject });
+    });
+  }
+
+  private async flush(): Promise<void> {
+    // A projection moved twice at once (two projectors of it in one process) goes once per statement: one
+    // statement's rows cannot tell which of the two moved it.
+    const names = new Set<string>();
+    const batch = this.queued.filter((b) => !names.has(b.move.name) && names.add(b.move.name));
+    const later = this.queued.filter((b) => !batch.includes(b));
+    this.queued = later;
+    if (later.length > 0) setImmediate(() => void this.flush());
+    if (batch.length === 1) {
+      const [only] = batch;
+      await this.run([only!.move]).then((moved) => only!.resolve(moved.has(only!.move.name)), only!.reject);
+      return;
+    }
+    try {
+      const moved = await this.run(batch.map((b) => b.move));
+      for (const b of batch) b.resolve(moved.has(b.move.name));
+    } catch {
+      for (const b of batch) await this.run([b.move]).then((moved) => b.resolve(moved.has(b.move.name)), b.reject);
+    }
+  }
+
+  /** The names of the projections whose checkpoint moved. */
+  private async run(moves: readonly Move[]): Promise<Set<string>> {
+    const { rows } = await this.db.query<{ name: string }>(
+      `UPDATE projection_checkpoints c SET tx = m.to_tx, pos = m.to_pos, updated_at = now()
+       FROM (SELECT ${SYNC_COMMIT_OFF}) async_commit,
+            unnest($1::text[], $2::int[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[]) AS m(name, version, tx, pos, to_tx, to_pos)
+       WHERE c.name = m.name AND c.version = m.version AND c.tx = m.tx AND c.pos = m.pos
+       RETURNING c.name`,
+      [moves.map((m) => m.name), moves.map((m) => m.version), moves.map((m) => m.from.tx), moves.map((m) => m.from.pos), moves.map((m) => m.to.tx), moves.map((m) => m.to.pos)],
+      PREPARED,
+    );
+    return new Set(rows.map((r) => r.name));
+  }
+}
+
+const moves = new WeakMap<Queryable, CheckpointMoves>();
+
+function movesOf(db: Queryable): CheckpointMoves {
+  let shared = moves.get(db);
+  if (!shared) moves.set(db, (shared = new CheckpointMoves(db)));
+  return shared;
 }
 
 /** Registers the projection at START if it has no row; reports a stored version that differs from the code's. */

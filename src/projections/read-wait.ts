@@ -20,9 +20,16 @@ interface Waiter {
 export type Locate = (positions: readonly number[]) => Promise<Map<number, Checkpoint>>;
 
 export interface ReadWaitOptions {
-  /** How often the checkpoints are looked at while someone waits and no projector of this process committed. */
+  /** How often the stored checkpoints are looked at while someone waits on a projection another server runs. */
   readonly pollMs: number;
+  /**
+   * Whether this process runs the projection now (its projector reports each batch through applied); the
+   * stored checkpoints of those are looked at only every SLOW_POLLS polls, in case the lead moved meanwhile.
+   */
+  readonly leads?: (name: string) => boolean;
 }
+
+const SLOW_POLLS = 20;
 
 export class ReadWait {
   private readonly waiters = new Set<Waiter>();
@@ -118,7 +125,10 @@ export class ReadWait {
       for (const waiter of unplaced) waiter.target = found.get(waiter.position) ?? null;
     }
     this.settleReached(this.local);
-    if (this.waiters.size === 0 || Date.now() - this.lastLook < this.options.pollMs) return;
+    if (this.waiters.size === 0) return;
+    const leads = this.options.leads;
+    const elsewhere = leads === undefined || [...this.waiters].some((w) => !w.names.every(leads));
+    if (Date.now() - this.lastLook < this.options.pollMs * (elsewhere ? 1 : SLOW_POLLS)) return;
     this.lastLook = Date.now();
     const { rows } = await this.db.query<{ name: string; tx: string | number; pos: string | number }>(
       'SELECT name, tx, pos FROM projection_checkpoints WHERE name = ANY($1::text[])',

@@ -57,11 +57,14 @@ class StreamStates<State> {
   }
 }
 
-const states = new WeakMap<object, StreamStates<unknown>>();
+// Per store (a store is one database: a stream of the same name in another is another stream) and per decider.
+const states = new WeakMap<EventStore, WeakMap<object, StreamStates<unknown>>>();
 
-function statesOf<State>(decider: object): StreamStates<State> {
-  let cache = states.get(decider);
-  if (!cache) states.set(decider, (cache = new StreamStates()));
+function statesOf<State>(store: EventStore, decider: object): StreamStates<State> {
+  let byDecider = states.get(store);
+  if (!byDecider) states.set(store, (byDecider = new WeakMap()));
+  let cache = byDecider.get(decider);
+  if (!cache) byDecider.set(decider, (cache = new StreamStates()));
   return cache as StreamStates<State>;
 }
 
@@ -73,7 +76,7 @@ export async function handleCommand<State, Event extends { type: string; data: o
   meta: CommandMetadata,
   options: { retries: number },
 ): Promise<Handled<State, Event>> {
-  const cache = statesOf<State>(decider);
+  const cache = statesOf<State>(store, decider);
   for (let attempt = 0; ; attempt++) {
     const cached = cache.get(streamName);
     let version: number;
@@ -116,12 +119,12 @@ export async function handleCommand<State, Event extends { type: string; data: o
       return { events, before, after, position: appended.position, version: appended.nextExpectedVersion };
     } catch (error) {
       cache.forget(streamName);
-      if (!(error instanceof ConcurrencyError) || attempt >= options.retries) throw error;
       // A stale state of this process's is not a collision: read afresh at once.
-      if (cached) {
+      if (error instanceof ConcurrencyError && cached) {
         attempt--;
         continue;
       }
+      if (!(error instanceof ConcurrencyError) || attempt >= options.retries) throw error;
       // Jittered, growing pause so writers that collided do not collide again in lockstep.
       await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(2 ** attempt, 64)));
     }

@@ -22,6 +22,9 @@ export interface ReactorOptions {
   readonly log: (message: string, error?: unknown) => void;
 }
 
+/** The session's news was read, or its agent stopped, between the first look and taking the turn. */
+class NothingToCarryOn extends Error {}
+
 export class AgentReactor {
   constructor(
     private readonly store: EventStore,
@@ -80,11 +83,17 @@ export class AgentReactor {
     for (const { session_id: sessionId } of rows) {
       if (signal.aborted) return;
       try {
-        if (await this.needsTurn(sessionId)) await this.agent.startTurn(sessionId, 'execution_finished', SYSTEM);
+        // Asked again once the turn is ours: a turn that held it until just now may have read the news, or been
+        // cancelled, after the first look (the agent then started by itself in a session its operator had stopped).
+        const stillNeeded = async () => {
+          if (!(await this.needsTurn(sessionId))) throw new NothingToCarryOn();
+        };
+        if (await this.needsTurn(sessionId)) await this.agent.startTurn(sessionId, 'execution_finished', SYSTEM, stillNeeded);
       } catch (error) {
         if (error instanceof TurnRunning) continue; // it reads the news itself, or ends without it: asked again then
-        // Anything else a rule refused (the session closed meanwhile) ends the wake-up; other errors retry.
-        if (!(error instanceof RuleViolation)) {
+        // Nothing left to carry on from, or a rule refused (the session closed meanwhile): the wake-up ends; other
+        // errors retry.
+        if (!(error instanceof RuleViolation || error instanceof NothingToCarryOn)) {
           this.options.log(`carrying on in session ${sessionId}`, error);
           continue;
         }

@@ -46,10 +46,71 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       const schemas: Record<string, unknown> = ('components' in built && built.components?.schemas) || {};
       const paths = JSON.stringify(built.paths);
       for (const id of Object.keys(schemas)) if (id.endsWith('Input') && !paths.includes(`"#/components/schemas/${id}"`)) delete schemas[id];
+      withFreshnessHeaders(built as unknown as OpenApiDocument);
       return built;
     },
   });
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
   // The document's own address; the UI reads the same document from /docs/json.
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
+}
+
+interface OpenApiOperation {
+  parameters?: Array<Record<string, unknown>>;
+  responses?: Record<string, { content?: Record<string, unknown>; headers?: Record<string, unknown> }>;
+}
+
+interface OpenApiDocument {
+  paths?: Record<string, Record<string, OpenApiOperation>>;
+  components?: { headers?: Record<string, unknown>; [key: string]: unknown };
+}
+
+const WRITE_METHODS = new Set(['post', 'put', 'patch', 'delete']);
+
+/**
+ * The headers that say how fresh an answer is, which no zod schema carries: a write's read-your-writes outcome
+ * (and the Prefer header that skips it), a read's position and a list page's Link. Added in place.
+ */
+function withFreshnessHeaders(document: OpenApiDocument): void {
+  document.components = {
+    ...document.components,
+    headers: {
+      ...document.components?.headers,
+      ReadWait: {
+        description:
+          'Whether the read models showed this write before the answer was sent (read-your-writes): `reached`; `timed-out` when NOMOS_READ_WAIT_MS passed first (the write is stored, its effect shows shortly); `skipped` when the request sent `Prefer: respond-async`. Absent when the answer reports no write.',
+        schema: { type: 'string', enum: ['reached', 'timed-out', 'skipped'] },
+      },
+      PreferenceApplied: { description: '`respond-async` when the request asked for it (RFC 7240).', schema: { type: 'string' } },
+      AsOfPosition: { description: 'The position of the last event the read models this answer comes from have applied.', schema: { type: 'integer', minimum: 0 } },
+      Link: { description: 'The next page (`rel="next"`), absent on the last page.', schema: { type: 'string' } },
+    },
+  };
+  const prefer = {
+    in: 'header',
+    name: 'Prefer',
+    required: false,
+    description: '`respond-async`: answered as soon as the events are stored, without waiting for the read models to show them.',
+    schema: { type: 'string' },
+  };
+  for (const [path, operations] of Object.entries(document.paths ?? {})) {
+    for (const [method, operation] of Object.entries(operations)) {
+      const json = Object.entries(operation.responses ?? {}).filter(([status, response]) => status.startsWith('2') && response.content?.['application/json'] !== undefined);
+      if (WRITE_METHODS.has(method)) {
+        if (json.length === 0) continue;
+        operation.parameters = [...(operation.parameters ?? []), prefer];
+        for (const [, response] of json) {
+          response.headers = { ...response.headers, 'X-Nomos-Read-Wait': { $ref: '#/components/headers/ReadWait' }, 'Preference-Applied': { $ref: '#/components/headers/PreferenceApplied' } };
+        }
+      } else if (method === 'get' && (operation.parameters ?? []).some((p) => p.in === 'query' && p.name === 'min_position')) {
+        for (const [, response] of json) {
+          response.headers = {
+            ...response.headers,
+            'X-Nomos-As-Of-Position': { $ref: '#/components/headers/AsOfPosition' },
+            ...(path === '/sessions' && { Link: { $ref: '#/components/headers/Link' } }),
+          };
+        }
+      }
+    }
+  }
 }

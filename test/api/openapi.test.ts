@@ -146,6 +146,25 @@ describe.each(databases)('OpenAPI on $name', (database) => {
     expect(approvals).toEqual(expect.arrayContaining(['query:status', 'query:limit', 'query:min_position']));
   });
 
+  it('documents the freshness headers: a write’s X-Nomos-Read-Wait (and the Prefer that skips it), a read’s position, a page’s Link', async () => {
+    const paths = doc.paths as Record<string, Record<string, any>>;
+    const header = (operation: any, status: string, name: string) => operation.responses[status]?.headers?.[name]?.$ref;
+    for (const [path, method, status] of [['/sessions/{id}/commands', 'post', '200'], ['/sessions/{id}', 'delete', '200'], ['/sessions', 'post', '201'], ['/approvals/{id}/approve', 'post', '200']] as const) {
+      const operation = paths[path]![method];
+      expect(header(operation, status, 'X-Nomos-Read-Wait'), `${method} ${path}`).toBe('#/components/headers/ReadWait');
+      expect(operation.parameters, `${method} ${path}`).toEqual(expect.arrayContaining([expect.objectContaining({ in: 'header', name: 'Prefer' })]));
+    }
+    expect(header(paths['/sessions']!.get, '200', 'X-Nomos-As-Of-Position')).toBe('#/components/headers/AsOfPosition');
+    expect(header(paths['/sessions']!.get, '200', 'Link')).toBe('#/components/headers/Link');
+    // What a server sends is what the document says it may.
+    const allowed = (doc as any).components.headers.ReadWait.schema.enum as string[];
+    const id = (await server.request('POST', '/sessions')).body.session_id;
+    for (const prefer of [undefined, 'respond-async']) {
+      const res = await server.request('POST', `/sessions/${id}/commands`, { type: 'post_user_message', text: 'headers' }, prefer ? { prefer } : {});
+      expect(allowed).toContain(res.headers.get('x-nomos-read-wait'));
+    }
+  });
+
   it('validates as OpenAPI 3.1', async () => {
     const validator = new Validator();
     // A copy of its own: the validator may resolve references in place.

@@ -37,11 +37,14 @@ type Problem = z.infer<typeof ProblemDetails>;
 
 const TITLES: Record<number, string> = {
   400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
   404: 'Not Found',
   405: 'Method Not Allowed',
   409: 'Conflict',
   413: 'Payload Too Large',
   415: 'Unsupported Media Type',
+  500: 'Internal Server Error',
   503: 'Service Unavailable',
 };
 

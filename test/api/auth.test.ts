@@ -36,7 +36,7 @@ describe.each(databases)('auth on $name', (database) => {
   it('answers nothing without a valid token', async () => {
     const none = await server.request('GET', '/sessions');
     expect(none.status).toBe(401);
-    expect(none.body.code).toBe('unauthenticated');
+    expect(none.body).toMatchObject({ code: 'unauthenticated', title: 'Unauthorized' });
     expect((await server.request('GET', '/sessions', undefined, as('wrong-token-123'))).status).toBe(401);
   });
 
@@ -52,6 +52,7 @@ describe.each(databases)('auth on $name', (database) => {
     const write = await server.request('POST', `/sessions/${id}/commands`, { type: 'post_user_message', text: 'hi' }, as('audit-secret-1'));
     expect(write.status).toBe(403);
     expect(write.body.detail).toMatch(/auditor/);
+    expect(write.body.title).toBe('Forbidden');
     expect((await server.request('POST', '/sessions', undefined, as('audit-secret-1'))).status).toBe(403);
     expect((await server.runtime.store.head()).position).toBe(before);
     expect((await server.request('GET', `/sessions/${id}`, undefined, as('audit-secret-1'))).status).toBe(200);

@@ -105,12 +105,65 @@ function storableJson(value: unknown): string {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+interface QueuedAppend {
+  readonly streamName: string;
+  readonly events: readonly NewEvent[];
+  readonly expected: ExpectedVersion;
+  readonly resolve: (result: AppendResult) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/** Appends one statement takes at most. */
+const MAX_GROUP = 64;
+
+/**
+ * Several appends (a stream each, no stream twice) in one statement: each claims its stream's next versions as
+ * appendOne does (the exact version; a new or empty stream; any version), in the statement's CTEs that fit, and
+ * inserts its events; one row per append, in order, whose from_version is null when its claim failed.
+ */
+const APPEND_GROUP = `WITH input AS (
+    SELECT i.idx, i.stream_name, i.count, i.expected
+    FROM unnest($1::text[], $2::bigint[], $3::bigint[]) WITH ORDINALITY AS i(stream_name, count, expected, idx)),
+  existing AS (
+    UPDATE streams s SET version = s.version + i.count FROM input i
+    WHERE i.expected >= 0 AND s.stream_name = i.stream_name AND s.version = i.expected
+    RETURNING i.idx, s.version - i.count AS from_version),
+  created AS (
+    INSERT INTO streams AS s (stream_name, version)
+    SELECT stream_name, count - 1 FROM input WHERE expected = -1 ORDER BY stream_name
+    ON CONFLICT (stream_name) DO UPDATE SET version = s.version + EXCLUDED.version + 1 WHERE s.version = -1
+    RETURNING s.stream_name, s.version),
+  anywhere AS (
+    INSERT INTO streams AS s (stream_name, version)
+    SELECT stream_name, count - 1 FROM input WHERE expected IS NULL ORDER BY stream_name
+    ON CONFLICT (stream_name) DO UPDATE SET version = s.version + EXCLUDED.version + 1
+    RETURNING s.stream_name, s.version),
+  claimed AS (
+    SELECT idx, from_version FROM existing
+    UNION ALL SELECT i.idx, c.version - i.count FROM created c JOIN input i USING (stream_name)
+    UNION ALL SELECT i.idx, c.version - i.count FROM anywhere c JOIN input i USING (stream_name)),
+  appended AS (
+    INSERT INTO events (event_id, stream_name, stream_position, type, data, metadata)
+    SELECT e.event_id, i.stream_name, c.from_version + e.n, e.type, e.data, e.metadata
+    FROM (SELECT x.*, row_number() OVER (PARTITION BY x.idx ORDER BY x.ord) AS n
+          FROM unnest($4::bigint[], $5::uuid[], $6::text[], $7::jsonb[], $8::jsonb[]) WITH ORDINALITY AS x(idx, event_id, type, data, metadata, ord)) e
+    JOIN claimed c ON c.idx = e.idx JOIN input i ON i.idx = e.idx
+    ORDER BY e.ord
+    RETURNING stream_name, global_position)
+  SELECT c.from_version, (SELECT max(a.global_position) FROM appended a WHERE a.stream_name = i.stream_name) AS position,
+         pg_current_xact_id()::text AS tx
+  FROM input i LEFT JOIN claimed c ON c.idx = i.idx
+  ORDER BY i.idx`;
+
 export class SqlEventStore implements EventStore {
   private readonly changes$ = new Subject<void>();
   private listening: Promise<() => Promise<void>> | null = null;
   private closed = false;
   private wakeWanted = false;
   private waking: Promise<void> | null = null;
+  /** Appends waiting for the statement in flight to end (see append). */
+  private queued: QueuedAppend[] = [];
+  private appending = false;
   /** The checkpoints of the last events this store appended, by position (read-your-writes asks for them). */
   private readonly recent = new Map<number, Checkpoint>();
   /** Names this store's notifications, so that it can tell its own echo from another process's append. */
@@ -119,14 +172,102 @@ export class SqlEventStore implements EventStore {
   constructor(private readonly db: Db) {}
 
   /**
-   * One statement, so one round trip and a transaction no longer than it: claim the stream's next versions
-   * (the row lock orders concurrent writers; a version that moved meanwhile matches no row) and insert the
-   * events. Referencing `events` locks it when the statement is parsed, before the transaction has an xid,
+   * Appends wait their turn: while a statement is in flight, the appends that arrive meanwhile are queued and go
+   * together as the next one (group commit: one transaction, one WAL flush and one round trip for all of them).
+   * An append that finds nothing in flight goes at once, alone, so one writer waits for nothing. Each append's
+   * expected version is checked on its own: one that does not match fails alone. Two appends to the same stream
+   * never share a statement (the second waits for the next).
+   */
+  append(streamName: string, events: readonly NewEvent[], options: { expectedVersion: ExpectedVersion }): Promise<AppendResult> {
+    if (events.length === 0) return Promise.reject(new Error('append needs at least one event'));
+    return new Promise<AppendResult>((resolve, reject) => {
+      this.queued.push({ streamName, events, expected: options.expectedVersion, resolve, reject });
+      if (!this.appending) void this.drainAppends();
+    });
+  }
+
+  private async drainAppends(): Promise<void> {
+    this.appending = true;
+    try {
+      while (this.queued.length > 0) {
+        const streams = new Set<string>();
+        const batch: QueuedAppend[] = [];
+        const later: QueuedAppend[] = [];
+        for (const append of this.queued) {
+          if (batch.length < MAX_GROUP && !streams.has(append.streamName)) {
+            streams.add(append.streamName);
+            batch.push(append);
+          } else later.push(append);
+        }
+        this.queued = later;
+        if (batch.length === 1) await this.appendAlone(batch[0]!);
+        else await this.appendGroup(batch);
+      }
+    } finally {
+      this.appending = false;
+    }
+  }
+
+  private async appendAlone(append: QueuedAppend): Promise<void> {
+    try {
+      append.resolve(await this.appendOne(append.streamName, append.events, append.expected));
+    } catch (error) {
+      append.reject(error);
+    }
+  }
+
+  /**
+   * Several appends in one statement. A statement the database refuses as a whole (a deadlock with another
+   * server's group, a value it cannot store) is tried again an append at a time, so that an error is its own
+   * append's.
+   */
+  private async appendGroup(batch: readonly QueuedAppend[]): Promise<void> {
+    let rows: Array<{ from_version: string | number | null; position: string | number | null; tx: string }>;
+    try {
+      ({ rows } = await this.db.query<{ from_version: string | number | null; position: string | number | null; tx: string }>(
+        APPEND_GROUP,
+        [
+          batch.map((a) => a.streamName),
+          batch.map((a) => a.events.length),
+          batch.map((a) => (a.expected === 'any' ? null : typeof a.expected === 'number' ? a.expected : -1)),
+          batch.flatMap((a, i) => a.events.map(() => i + 1)),
+          batch.flatMap((a) => a.events.map(() => randomUUID())),
+          batch.flatMap((a) => a.events.map((e) => e.type)),
+          batch.flatMap((a) => a.events.map((e) => storableJson(e.data))),
+          batch.flatMap((a) => a.events.map((e) => storableJson(e.metadata))),
+        ],
+        { name: 'nomos_append_group' },
+      ));
+    } catch (error) {
+      // The database refused the statement (it has a SQLSTATE): nothing of it was committed, so each append may go
+      // again alone. Anything else (a connection lost) leaves unknown whether it committed: each append fails.
+      const refused = typeof (error as { code?: unknown }).code === 'string' && /^[0-9A-Z]{5}$/.test((error as { code: string }).code);
+      for (const append of batch) {
+        if (refused) await this.appendAlone(append);
+        else append.reject(error);
+      }
+      return;
+    }
+    const failed: Array<{ append: QueuedAppend }> = [];
+    batch.forEach((append, i) => {
+      const row = rows[i];
+      if (row?.from_version == null || row.position == null) {
+        failed.push({ append });
+        return;
+      }
+      append.resolve(this.appended(Number(row.from_version), append.events.length, Number(row.position), row.tx));
+    });
+    if (rows.some((row) => row.position != null)) this.wakeSubscribers();
+    for (const { append } of failed) append.reject(await this.conflict(append.streamName, append.expected));
+  }
+
+  /**
+   * One append in one statement, so one round trip and a transaction no longer than it: claim the stream's next
+   * versions (the row lock orders concurrent writers; a version that moved meanwhile matches no row) and insert
+   * the events. Referencing `events` locks it when the statement is parsed, before the transaction has an xid,
    * which readers rely on (events_safe_bound in migrations/004 and 013). Subscribers are woken after the commit.
    */
-  async append(streamName: string, events: readonly NewEvent[], options: { expectedVersion: ExpectedVersion }): Promise<AppendResult> {
-    if (events.length === 0) throw new Error('append needs at least one event');
-    const expected = options.expectedVersion;
+  private async appendOne(streamName: string, events: readonly NewEvent[], expected: ExpectedVersion): Promise<AppendResult> {
     const count = events.length;
     const claimsExisting = typeof expected === 'number' && expected >= 0;
     const claim =
@@ -162,16 +303,21 @@ export class SqlEventStore implements EventStore {
       { name: claimsExisting ? 'nomos_append_to_existing' : 'nomos_append_claiming' },
     );
     const row = rows[0];
-    if (row?.from_version == null || row.position == null) {
-      const current = await this.db.query<{ version: number }>('SELECT version FROM streams WHERE stream_name = $1', [streamName]);
-      throw new ConcurrencyError(streamName, expected, Number(current.rows[0]?.version ?? -1));
-    }
+    if (row?.from_version == null || row.position == null) throw await this.conflict(streamName, expected);
     this.wakeSubscribers();
-    const position = Number(row.position);
-    const checkpoint = { tx: Number(row.tx), pos: position };
+    return this.appended(Number(row.from_version), count, Number(row.position), row.tx);
+  }
+
+  private appended(fromVersion: number, count: number, position: number, tx: string): AppendResult {
+    const checkpoint = { tx: Number(tx), pos: position };
     this.recent.set(position, checkpoint);
     if (this.recent.size > RECENT_APPENDS) this.recent.delete(this.recent.keys().next().value!);
-    return { nextExpectedVersion: Number(row.from_version) + count, position, checkpoint };
+    return { nextExpectedVersion: fromVersion + count, position, checkpoint };
+  }
+
+  private async conflict(streamName: string, expected: ExpectedVersion): Promise<ConcurrencyError> {
+    const current = await this.db.query<{ version: number }>('SELECT version FROM streams WHERE stream_name = $1', [streamName]);
+    return new ConcurrencyError(streamName, expected, Number(current.rows[0]?.version ?? -1));
   }
 
   /**

@@ -58,8 +58,8 @@ export async function writeCheckpoint(tx: Queryable, name: string, version: numb
 
 /**
  * Moves the checkpoint from `from` to `to` if it stands at `from` under the same version, in one statement
- * (shared with the other moves asked for at the same time); true when it moved. For events the projection has nothing to apply for: no row of its tables changes, so it
- * needs neither a transaction nor the lock. A batch or a reset that got there first has moved it (this matches
+ * (shared with the other moves asked for at the same time); true when it moved. For events the projection has
+ * nothing to apply for: no row of its tables changes, so it needs neither a transaction nor the lock. A batch or a reset that got there first has moved it (this matches
  * nothing), or moves it again after this commits (a reset) or past it (a batch, from the same place). The
  * commit need not wait for the WAL flush: a lost move only makes the projection read those events again.
  */

@@ -9,7 +9,7 @@ import { EntityLifecycle, EntityType } from '../domain/entity/events.ts';
 import { Outcome } from '../domain/session/events.ts';
 import { entityCounts, getEntity, listEntities } from '../projections/entities.ts';
 import { changedWithoutWriteback, executionCounts, executionsProjection, pendingApprovalCount } from '../projections/executions.ts';
-import { waitUntilReached } from '../projections/projector.ts';
+import type { ReadWait } from '../projections/read-wait.ts';
 import { listSessions, sessionCounts } from '../projections/sessions.ts';
 import { transcriptProjection } from '../projections/transcript.ts';
 import type { CommandContext, CommandDeps } from '../commands/context.ts';
@@ -21,6 +21,8 @@ import type { WebReader } from '../ports/web.ts';
 export interface ToolServices {
   readonly deps: CommandDeps;
   readonly readDb: Queryable;
+  /** Waits until the read models hold a position (read-your-writes). */
+  readonly readWait: ReadWait;
   readonly executions: ExecutionService;
   readonly web: WebReader;
   readonly model: string;
@@ -325,7 +327,7 @@ const REMINDER_WAIT_MS = 2_000;
 async function writebackReminder(s: ToolServices, sessionId: string, position: number): Promise<string | null> {
   // The session's executions and tool calls may still be on their way into the read models: wait (briefly) until
   // they hold everything up to this completion, so a command that just ran counts.
-  await waitUntilReached({ store: s.deps.store, db: s.readDb }, [executionsProjection, transcriptProjection], position, REMINDER_WAIT_MS);
+  await s.readWait.until(position, REMINDER_WAIT_MS, [executionsProjection.name, transcriptProjection.name]);
   if (!(await changedWithoutWriteback(s.readDb, sessionId))) return null;
   return 'This session changed the fleet but wrote nothing back. Record what you learned with upsert_knowledge (a runbook for a reusable procedure, an investigation for a diagnosis) and update_entity_attributes.';
 }

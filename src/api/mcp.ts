@@ -7,7 +7,6 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { Client } from '../domain/messages.ts';
-import { waitUntilReached } from '../projections/projector.ts';
 import { type McpPrincipal, type McpSession, McpSessions } from '../mcp/sessions.ts';
 import { authenticate } from './auth.ts';
 import { HttpProblem } from './errors.ts';
@@ -36,7 +35,7 @@ export const mcpApi: FastifyPluginCallbackZod = (app, _options, done) => {
   const sessions = new McpSessions(runtime.db);
   // Bounded: past it the client reads the read models as they are.
   const caughtUp = async (position: number) => {
-    await waitUntilReached({ store: runtime.store, db: runtime.db }, runtime.projections, position, readWaitMs);
+    await runtime.readWait.until(position, readWaitMs);
   };
 
   // The auth hook skips these routes (config.public) so that a refusal is a JSON-RPC error an MCP client can show.

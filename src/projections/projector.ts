@@ -556,13 +556,3 @@ export async function hasReached(deps: { readonly store: EventStore; readonly db
   }
   return true;
 }
-
-/** Polls hasReached until it holds or `waitMs` has passed; says which. */
-export async function waitUntilReached(deps: { readonly store: EventStore; readonly db: Queryable }, projections: readonly Projection[], position: number, waitMs: number): Promise<boolean> {
-  const deadline = Date.now() + waitMs;
-  for (;;) {
-    if (await hasReached(deps, projections, position)) return true;
-    if (Date.now() >= deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}

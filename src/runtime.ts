@@ -3,7 +3,6 @@
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { fileURLToPath } from 'node:url';
 import type { Db } from './ports/db.ts';
 import { migrate } from './adapters/db/migrate.ts';
 import { openDb } from './adapters/db/open.ts';
@@ -36,9 +35,10 @@ import { knowledgeProjection } from './projections/knowledge.ts';
 import { plansProjection } from './projections/plans.ts';
 import { sessionsProjection } from './projections/sessions.ts';
 import { transcriptProjection } from './projections/transcript.ts';
+import { shipped } from './paths.ts';
 
 /** The agent's persona and working rules, shipped with the code. */
-const SYSTEM_PROMPT = fileURLToPath(new URL('../prompts/system.md', import.meta.url));
+const SYSTEM_PROMPT = shipped('prompts', 'system.md');
 
 export const projections: readonly Projection[] = [sessionsProjection, transcriptProjection, plansProjection, entitiesProjection, executionsProjection, knowledgeProjection];
 

@@ -2,11 +2,11 @@
 // server, same origin as the API. Its files are public — the page must load before anyone signs in — and every
 // API request it then makes carries the token like any other client's.
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyPluginAsync } from 'fastify';
+import { shipped } from '../paths.ts';
 
-const DIST = fileURLToPath(new URL('../../web/dist', import.meta.url));
+const DIST = shipped('web', 'dist');
 
 declare module 'fastify' {
   interface FastifyContextConfig {

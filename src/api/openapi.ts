@@ -7,8 +7,9 @@ import type { FastifyInstance, FastifySerializerCompiler } from 'fastify';
 import { createJsonSchemaTransform, createJsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { apiSchemas } from './responses.ts';
+import { shipped } from '../paths.ts';
 
-const { version } = z.object({ version: z.string() }).parse(JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')));
+const { version } = z.object({ version: z.string() }).parse(JSON.parse(readFileSync(shipped('package.json'), 'utf8')));
 
 const TAGS = [
   { name: 'sessions', description: 'Start sessions, drive them with commands, and read them back: the list with its filters, one session, its tool calls, plan and raw events.' },

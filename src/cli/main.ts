@@ -8,8 +8,9 @@ import { CLASSIFY_EXIT, PROJECTION_NAMES } from './catalog.ts';
 import { chatCommand } from './chat.ts';
 import { fleetCommand } from './fleet.ts';
 import { DEFAULT_URL } from './server-client.ts';
+import { shipped } from '../paths.ts';
 
-const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+const { version } = JSON.parse(readFileSync(shipped('package.json'), 'utf8')) as { version: string };
 
 const program = new Command('nomos').description('Nomos: an event-sourced backend for a resident operations agent').version(version).showHelpAfterError();
 

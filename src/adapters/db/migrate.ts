@@ -1,10 +1,10 @@
 // Applies the plain SQL files in migrations/ in name order, each once, each in its own transaction.
 // Safe to run twice and from several processes at once (an advisory lock serialises them).
 import { readdir, readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import type { Db } from '../../ports/db.ts';
+import { shipped } from '../../paths.ts';
 
-export const MIGRATIONS_DIR = fileURLToPath(new URL('../../../migrations/', import.meta.url));
+export const MIGRATIONS_DIR = `${shipped('migrations')}/`;
 const LOCK_KEY = 7_326_001; // arbitrary, fixed: "nomos migrations"
 
 const UNDEFINED_TABLE = '42P01';

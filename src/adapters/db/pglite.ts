@@ -1,47 +1,119 @@
-// Db over PGlite, PostgreSQL compiled to WebAssembly and run in-process: the embedded default, with its
-// data in a directory (or in memory when none is given). One connection, so statements are serialised.
-import { setFlagsFromString } from 'node:v8';
-import { PGlite } from '@electric-sql/pglite';
+// Db over PGlite, PostgreSQL compiled to WebAssembly: the embedded default, with its data in a directory (or in
+// memory when none is given). PGlite runs on a worker thread of its own (pglite-thread.mjs): its start overlaps
+// the server's loading, and its queries run beside the event loop that answers HTTP rather than on it. One
+// connection, so statements are serialised; a transaction holds it until it ends, as PGlite's own does.
+import { Worker } from 'node:worker_threads';
 import type { Db, Queryable } from '../../ports/db.ts';
+import { shipped } from '../../paths.ts';
 
 // PostgreSQL zeroes its shared buffers at start, which in WebAssembly takes a third of a second for the default
 // 128 MB; an embedded database of one operator's fleet fits in far less, and the OS caches its files anyway.
 const SHARED_BUFFERS = '32MB';
+const THREAD = shipped('src', 'adapters', 'db', 'pglite-thread.mjs');
+
+type Request =
+  | { op: 'query'; sql: string; params: readonly unknown[] | undefined; tx?: number }
+  | { op: 'exec'; sql: string; tx?: number }
+  | { op: 'begin' }
+  | { op: 'end'; tx: number; commit: boolean }
+  | { op: 'listen' | 'unlisten'; channel: string }
+  | { op: 'close' };
+
+interface Answer {
+  readonly id: number;
+  readonly rows?: unknown[];
+  readonly tx?: number;
+  readonly error?: Record<string, unknown> & { message: string };
+}
+
+type Message = Answer | { readonly notify: string; readonly payload: string } | { readonly ready: boolean; readonly error?: Answer['error'] };
+
+/** An error from the thread as the caller would have had it in-thread: a DatabaseError's fields included. */
+function revive(error: NonNullable<Answer['error']>): Error {
+  const { message, stack, ...fields } = error;
+  const revived = Object.assign(new Error(message), fields);
+  if (typeof stack === 'string') revived.stack = stack;
+  return revived;
+}
 
 export async function pgliteDb(dataDir?: string): Promise<Db> {
-  // WebAssembly compiled by Liftoff, V8's baseline compiler, only: optimising PostgreSQL's code in the background
-  // took both cores of a small machine for seconds after start and stalled this thread's event loop for a quarter
-  // of a second while it finished, for queries a few percent faster after that. It is V8's flag, process-wide,
-  // and read when a module is compiled; PGlite is the only WebAssembly nomos runs.
-  setFlagsFromString('--liftoff-only');
-  const options = { startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${SHARED_BUFFERS}`] };
-  const pg = dataDir === undefined ? new PGlite(options) : new PGlite(dataDir, options);
-  await pg.waitReady;
-  const parse = { [20]: (v: string) => Number(v) }; // INT8 as number, as in the postgres adapter
+  const worker = new Worker(THREAD, { workerData: { dataDir, startParams: ['-c', `shared_buffers=${SHARED_BUFFERS}`] } });
+  const pending = new Map<number, { resolve: (answer: Answer) => void; reject: (error: Error) => void }>();
+  const listeners = new Map<string, Set<(payload: string) => void>>();
+  let nextId = 1;
+  let gone: Error | null = null;
+
+  const ready = new Promise<void>((resolve, reject) => {
+    worker.on('message', (message: Message) => {
+      if ('ready' in message) {
+        if (message.ready) resolve();
+        else reject(revive(message.error ?? { message: 'PGlite did not start' }));
+      } else if ('notify' in message) {
+        for (const listener of listeners.get(message.notify) ?? []) listener(message.payload);
+      } else {
+        const waiter = pending.get(message.id);
+        pending.delete(message.id);
+        if (message.error) waiter?.reject(revive(message.error));
+        else waiter?.resolve(message);
+      }
+    });
+    // A thread that fails or ends fails what waits on it, and everything asked after.
+    const lost = (error: Error) => {
+      gone ??= error;
+      reject(error);
+      for (const waiter of pending.values()) waiter.reject(error);
+      pending.clear();
+    };
+    worker.on('error', lost);
+    worker.on('exit', (code) => lost(new Error(`the embedded database's thread exited (code ${code})`)));
+  });
+  try {
+    await ready;
+  } catch (error) {
+    await worker.terminate();
+    throw error;
+  }
+
+  const ask = (request: Request): Promise<Answer> => {
+    if (gone) return Promise.reject(gone);
+    const id = nextId++;
+    return new Promise((resolve, reject) => {
+      pending.set(id, { resolve, reject });
+      worker.postMessage({ id, ...request });
+    });
+  };
+  const on = (tx?: number): Queryable => ({
+    query: async <Row>(sql: string, params?: readonly unknown[]) => ({ rows: (await ask({ op: 'query', sql, params, ...(tx !== undefined && { tx }) })).rows as Row[] }),
+    exec: async (sql: string) => void (await ask({ op: 'exec', sql, ...(tx !== undefined && { tx }) })),
+  });
+
   return {
     kind: 'pglite',
-    query: async <Row>(sql: string, params?: readonly unknown[]) => {
-      const r = await pg.query<Row>(sql, params as unknown[] | undefined, { parsers: parse });
-      return { rows: r.rows };
+    ...on(),
+    async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+      const { tx } = await ask({ op: 'begin' });
+      if (tx === undefined) throw new Error('the embedded database opened no transaction');
+      let result: T;
+      try {
+        result = await fn(on(tx));
+      } catch (error) {
+        await ask({ op: 'end', tx, commit: false });
+        throw error;
+      }
+      await ask({ op: 'end', tx, commit: true });
+      return result;
     },
-    exec: async (sql: string) => {
-      await pg.exec(sql);
-    },
-    transaction: <T>(fn: (tx: Queryable) => Promise<T>) =>
-      pg.transaction(async (t) =>
-        fn({
-          query: async <Row>(sql: string, params?: readonly unknown[]) => {
-            const r = await t.query<Row>(sql, params as unknown[] | undefined, { parsers: parse });
-            return { rows: r.rows };
-          },
-          exec: async (sql: string) => {
-            await t.exec(sql);
-          },
-        }),
-      ),
     async listen(channel, onNotify) {
-      const unlisten = await pg.listen(channel, (payload) => onNotify(payload));
-      return unlisten;
+      const set = listeners.get(channel) ?? new Set();
+      listeners.set(channel, set);
+      set.add(onNotify);
+      await ask({ op: 'listen', channel });
+      return async () => {
+        set.delete(onNotify);
+        if (set.size > 0 || listeners.get(channel) !== set) return;
+        listeners.delete(channel);
+        if (!gone) await ask({ op: 'unlisten', channel });
+      };
     },
     // One process owns a PGlite directory (the pid file sees to it), so it leads everything; the lease
     // still ends with release, so the same code path runs.
@@ -50,6 +122,14 @@ export async function pgliteDb(dataDir?: string): Promise<Db> {
       const lost = new Promise<void>((resolve) => (markLost = resolve));
       return Promise.resolve({ lost, release: () => Promise.resolve(markLost()) });
     },
-    close: () => pg.close(),
+    async close() {
+      if (gone) return;
+      try {
+        await ask({ op: 'close' });
+      } finally {
+        gone = new Error('the embedded database is closed');
+        await worker.terminate();
+      }
+    },
   };
 }

@@ -1,10 +1,9 @@
 // `nomos audit`: the session-review report over a running server's GET /sessions read model. It pages through
 // the list (one request per page, filters passed to the server) and never opens a transcript: the list rows
 // carry every aggregate the report needs.
-import { Command } from 'commander';
 import { z } from 'zod';
 import { type AuditReport, type AuditSession, buildReport, formatReport } from './audit-report.ts';
-import { DEFAULT_URL, type OpenedAnswer, type ServerClient, serverClient } from './server-client.ts';
+import { type OpenedAnswer, type ServerClient, serverClient } from './server-client.ts';
 
 /** The fields of a GET /sessions row the report reads, checked as they come off the wire. */
 const AuditRow = z.object({
@@ -34,29 +33,22 @@ export interface AuditFilter {
   blocker?: string;
 }
 
-interface AuditOptions {
+export interface AuditOptions {
   since: string;
   outcome?: string;
   blocker?: string;
   json?: boolean;
 }
 
-export function auditCommand(): Command {
-  return new Command('audit')
-    .description(`session-review report from the server at NOMOS_URL (default ${DEFAULT_URL}, with NOMOS_TOKEN): each session, then a summary`)
-    .option('--since <when>', 'sessions active since: a duration (90m, 24h, 7d) or an RFC 3339 time', '7d')
-    .option('--outcome <outcome>', 'only sessions that ended success, partial or failed')
-    .option('--blocker <blocker>', 'only sessions with this blocker')
-    .option('--json', 'print the report as JSON: {sessions, summary, as_of_position}')
-    .action(async (options: AuditOptions) => {
-      const filter: AuditFilter = {
-        since: options.since,
-        ...(options.outcome !== undefined && { outcome: options.outcome }),
-        ...(options.blocker !== undefined && { blocker: options.blocker }),
-      };
-      const report = await auditReport(filter, process.env);
-      console.log(options.json ? JSON.stringify(report, null, 2) : formatReport(report));
-    });
+/** `nomos audit`'s action: the report of the sessions the options select, printed. */
+export async function auditAction(options: AuditOptions): Promise<void> {
+  const filter: AuditFilter = {
+    since: options.since,
+    ...(options.outcome !== undefined && { outcome: options.outcome }),
+    ...(options.blocker !== undefined && { blocker: options.blocker }),
+  };
+  const report = await auditReport(filter, process.env);
+  console.log(options.json ? JSON.stringify(report, null, 2) : formatReport(report));
 }
 
 export async function auditReport(filter: AuditFilter, env: NodeJS.ProcessEnv): Promise<AuditReport> {

@@ -2,7 +2,6 @@
 // call, its result drawn as it ended), and when a command needs approval asks the operator inline; after the
 // decision it shows how the execution ended and the agent's continuation. Ctrl-C stops watching, not the agent.
 import { createInterface } from 'node:readline/promises';
-import { Command, InvalidArgumentError } from 'commander';
 import { z } from 'zod';
 import { RunReply, drawOutcome, outcomeOfRun } from './chat-draw.ts';
 import { followSession, settleExecution } from './chat-follow.ts';
@@ -11,31 +10,19 @@ import { sseMessages } from './chat-sse.ts';
 import { type ApprovalAsk, TurnPrinter } from './chat-turn.ts';
 import { type ServerClient, ServerRefused, serverClient } from './server-client.ts';
 
-const DEFAULT_CONTINUATION_WAIT_S = 15;
 /** The server waits a while for an approved command before it answers; this client waits longer than that. */
 const APPROVE_TIMEOUT_MS = 10 * 60_000;
 
 const Approved = z.object({ position: z.number(), execution: RunReply.extend({ position: z.number() }) });
 const Denied = z.object({ position: z.number() });
 
-interface ChatOptions {
+export interface ChatOptions {
   session?: string;
   continuationWait: number;
 }
 
-function seconds(value: string): number {
-  const n = Number(value);
-  if (!/^\d+(\.\d+)?$/.test(value) || n > 3_600) throw new InvalidArgumentError('a number of seconds from 0 to 3600');
-  return n;
-}
-
-export function chatCommand(): Command {
-  return new Command('chat')
-    .description('chat with the agent in the terminal (server at NOMOS_URL, token NOMOS_TOKEN)')
-    .option('--session <id>', 'continue this session (its last messages are shown first)')
-    .option('--continuation-wait <seconds>', 'after an approval or a denial, how long to wait for the agent to carry on', seconds, DEFAULT_CONTINUATION_WAIT_S)
-    .action(async (options: ChatOptions) => chat(serverClient(process.env), options));
-}
+/** `nomos chat`'s action: a chat with the server at NOMOS_URL until the operator leaves. */
+export const chatAction = (options: ChatOptions): Promise<void> => chat(serverClient(process.env), options);
 
 async function chat(client: ServerClient, options: ChatOptions): Promise<void> {
   const out = (text: string) => void process.stdout.write(text);

@@ -2,25 +2,11 @@
 // prints what became of each entity. It talks HTTP only, so it works against any server it can reach.
 import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
-import { DEFAULT_URL, serverClient } from './server-client.ts';
-import { Command } from 'commander';
+import { serverClient } from './server-client.ts';
 import YAML from 'yaml';
 import { z } from 'zod';
 
-
 const Reply = z.object({ entities: z.array(z.object({ slug: z.string(), result: z.string(), position: z.number() })), position: z.number() });
-
-export function fleetCommand(): Command {
-  const fleet = new Command('fleet').description('the fleet inventory, through a running server (NOMOS_URL, NOMOS_TOKEN)');
-  fleet
-    .command('import')
-    .argument('<file>', 'inventory as YAML or JSON: {entities: [{slug, type, ssh | parent + pve_id, …}]}')
-    .description(`register the hosts, containers and VMs in FILE with the server at NOMOS_URL (default ${DEFAULT_URL})`)
-    .action(async (file: string) => {
-      for (const line of await importInventory(file, process.env)) console.log(line);
-    });
-  return fleet;
-}
 
 async function readInventory(file: string): Promise<unknown> {
   const text = await readFile(file, 'utf8');

@@ -3,11 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
 import { DEFAULT_REBUILD_BATCH_SIZE } from '../projections/rebuild-defaults.ts';
-import { auditCommand } from './audit.ts';
-import { CLASSIFY_EXIT, PROJECTION_NAMES } from './catalog.ts';
-import { chatCommand } from './chat.ts';
-import { fleetCommand } from './fleet.ts';
-import { DEFAULT_URL } from './server-client.ts';
+import { CLASSIFY_EXIT, DEFAULT_CONTINUATION_WAIT_S, DEFAULT_URL, PROJECTION_NAMES } from './catalog.ts';
 import { shipped } from '../paths.ts';
 
 const { version } = JSON.parse(readFileSync(shipped('package.json'), 'utf8')) as { version: string };
@@ -65,9 +61,37 @@ projections
     await statusCommand(loadConfig());
   });
 
-program.addCommand(fleetCommand());
-program.addCommand(chatCommand());
-program.addCommand(auditCommand());
+const fleet = program.command('fleet').description('the fleet inventory, through a running server (NOMOS_URL, NOMOS_TOKEN)');
+fleet
+  .command('import')
+  .argument('<file>', 'inventory as YAML or JSON: {entities: [{slug, type, ssh | parent + pve_id, …}]}')
+  .description(`register the hosts, containers and VMs in FILE with the server at NOMOS_URL (default ${DEFAULT_URL})`)
+  .action(async (file: string) => {
+    const { importInventory } = await import('./fleet.ts');
+    for (const line of await importInventory(file, process.env)) console.log(line);
+  });
+
+function secondsOption(value: string): number {
+  const n = Number(value);
+  if (!/^\d+(\.\d+)?$/.test(value) || n > 3_600) throw new InvalidArgumentError('a number of seconds from 0 to 3600');
+  return n;
+}
+
+program
+  .command('chat')
+  .description('chat with the agent in the terminal (server at NOMOS_URL, token NOMOS_TOKEN)')
+  .option('--session <id>', 'continue this session (its last messages are shown first)')
+  .option('--continuation-wait <seconds>', 'after an approval or a denial, how long to wait for the agent to carry on', secondsOption, DEFAULT_CONTINUATION_WAIT_S)
+  .action(async (options: { session?: string; continuationWait: number }) => (await import('./chat.ts')).chatAction(options));
+
+program
+  .command('audit')
+  .description(`session-review report from the server at NOMOS_URL (default ${DEFAULT_URL}, with NOMOS_TOKEN): each session, then a summary`)
+  .option('--since <when>', 'sessions active since: a duration (90m, 24h, 7d) or an RFC 3339 time', '7d')
+  .option('--outcome <outcome>', 'only sessions that ended success, partial or failed')
+  .option('--blocker <blocker>', 'only sessions with this blocker')
+  .option('--json', 'print the report as JSON: {sessions, summary, as_of_position}')
+  .action(async (options: { since: string; outcome?: string; blocker?: string; json?: boolean }) => (await import('./audit.ts')).auditAction(options));
 
 program
   .command('mcp')

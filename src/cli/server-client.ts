@@ -2,7 +2,9 @@
 // reporting an unreachable server or a refused request (with the server's problem code and detail).
 import { z } from 'zod';
 
-export const DEFAULT_URL = 'http://127.0.0.1:8092';
+import { DEFAULT_URL } from './catalog.ts';
+
+export { DEFAULT_URL };
 
 const Problem = z.object({ code: z.string().optional(), detail: z.string().optional() });
 

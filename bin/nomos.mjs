@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-// Runs the compiled CLI (dist/, built from src/ by `npm ci`'s prepare, with source maps) when it is at least as new
-// as every source file; otherwise (a fresh edit, or no build) the TypeScript itself through tsx, which is slower to
-// start but never stale.
+// Runs the bundled CLI (dist/, built from src/ by esbuild in `npm ci`'s prepare, with source maps) when it is at
+// least as new as every source file; otherwise (a fresh edit, or no build) the TypeScript itself through tsx,
+// which is slower to start but never stale.
 import { readdirSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 

@@ -97,7 +97,8 @@ export async function pgliteDb(dataDir?: string): Promise<Db> {
       try {
         result = await fn(on(tx));
       } catch (error) {
-        await ask({ op: 'end', tx, commit: false });
+        // The caller's error is the one to see; a rollback that fails too (the thread gone) adds nothing to it.
+        await ask({ op: 'end', tx, commit: false }).catch(() => undefined);
         throw error;
       }
       await ask({ op: 'end', tx, commit: true });

@@ -17,6 +17,14 @@ interface CheckpointRow {
   updated_at: Date | string;
 }
 
+/** Every stored checkpoint, by projection name, in one statement. */
+export async function readCheckpoints(db: Queryable): Promise<Map<string, StoredCheckpoint>> {
+  const { rows } = await db.query<CheckpointRow & { name: string }>('SELECT name, version, tx, pos, updated_at FROM projection_checkpoints', [], PREPARED);
+  return new Map(
+    rows.map((row) => [row.name, { version: Number(row.version), checkpoint: { tx: Number(row.tx), pos: Number(row.pos) }, updatedAt: new Date(row.updated_at).toISOString() }]),
+  );
+}
+
 /** The stored checkpoint of a projection, or null when it has never been registered. */
 export async function readCheckpoint(db: Queryable, name: string): Promise<StoredCheckpoint | null> {
   const { rows } = await db.query<CheckpointRow>('SELECT version, tx, pos, updated_at FROM projection_checkpoints WHERE name = $1', [name], PREPARED);

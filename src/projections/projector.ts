@@ -3,7 +3,7 @@
 // and answers how far each has got.
 import type { Db, Queryable } from '../ports/db.ts';
 import { type Checkpoint, compareCheckpoints, type EventStore, type ProjectedEvent, type ReadAllResult } from '../ports/event-store.ts';
-import { ensureCheckpoint, livePositionSql, lockProjection, moveCheckpoint, readCheckpoint, resetProjection, type StoredCheckpoint, writeCheckpoint } from './checkpoints.ts';
+import { ensureCheckpoint, livePositionSql, lockProjection, moveCheckpoint, readCheckpoint, readCheckpoints, resetProjection, type StoredCheckpoint, writeCheckpoint } from './checkpoints.ts';
 import type { Projection } from './projection.ts';
 import { advanceRebuild, beginRebuild, dropRetired, enterShadow, indexShadow, lockRebuild, readRebuild, readRebuilds, swapShadow } from './shadow.ts';
 import { DEFAULT_REBUILD_BATCH_SIZE } from './rebuild-defaults.ts';
@@ -507,10 +507,12 @@ function lagOf(checkpoint: Checkpoint, head: { position: number; checkpoint: Che
 }
 
 export async function projectionStatus(deps: ProjectorDeps, projections: readonly Projection[]): Promise<ProjectionStatus[]> {
-  const [head, rebuilds] = await Promise.all([deps.store.head(), readRebuilds(deps.db)]);
+  // Three statements at once: on the embedded database's one connection they wait behind a rebuild's batch
+  // together, where one after another each waited behind a batch of its own.
+  const [head, rebuilds, checkpoints] = await Promise.all([deps.store.head(), readRebuilds(deps.db), readCheckpoints(deps.db)]);
   const statuses: ProjectionStatus[] = [];
   for (const projection of projections) {
-    const stored = await registered(deps.db, projection);
+    const stored = checkpoints.get(projection.name) ?? (await registered(deps.db, projection));
     const { checkpoint } = stored;
     const rebuild = rebuilds.get(projection.name);
     statuses.push({

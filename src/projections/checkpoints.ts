@@ -17,24 +17,23 @@ interface CheckpointRow {
   updated_at: Date | string;
 }
 
+const stored = (row: CheckpointRow): StoredCheckpoint => ({
+  version: Number(row.version),
+  checkpoint: { tx: Number(row.tx), pos: Number(row.pos) },
+  updatedAt: new Date(row.updated_at).toISOString(),
+});
+
 /** Every stored checkpoint, by projection name, in one statement. */
 export async function readCheckpoints(db: Queryable): Promise<Map<string, StoredCheckpoint>> {
   const { rows } = await db.query<CheckpointRow & { name: string }>('SELECT name, version, tx, pos, updated_at FROM projection_checkpoints', [], PREPARED);
-  return new Map(
-    rows.map((row) => [row.name, { version: Number(row.version), checkpoint: { tx: Number(row.tx), pos: Number(row.pos) }, updatedAt: new Date(row.updated_at).toISOString() }]),
-  );
+  return new Map(rows.map((row) => [row.name, stored(row)]));
 }
 
 /** The stored checkpoint of a projection, or null when it has never been registered. */
 export async function readCheckpoint(db: Queryable, name: string): Promise<StoredCheckpoint | null> {
   const { rows } = await db.query<CheckpointRow>('SELECT version, tx, pos, updated_at FROM projection_checkpoints WHERE name = $1', [name], PREPARED);
   const row = rows[0];
-  if (!row) return null;
-  return {
-    version: Number(row.version),
-    checkpoint: { tx: Number(row.tx), pos: Number(row.pos) },
-    updatedAt: new Date(row.updated_at).toISOString(),
-  };
+  return row ? stored(row) : null;
 }
 
 /**
@@ -67,8 +66,9 @@ export async function writeCheckpoint(tx: Queryable, name: string, version: numb
 /**
  * Moves the checkpoint from `from` to `to` if it stands at `from` under the same version, in one statement
  * (shared with the other moves asked for at the same time); true when it moved. For events the projection has
- * nothing to apply for: no row of its tables changes, so it needs neither a transaction nor the lock. A batch or a reset that got there first has moved it (this matches
- * nothing), or moves it again after this commits (a reset) or past it (a batch, from the same place). The
+ * nothing to apply for: no row of its tables changes, so it needs neither a transaction nor the lock. A batch or
+ * a reset that got there first has moved it (this matches nothing), or moves it again after this commits (a
+ * reset) or past it (a batch, from the same place). The
  * commit need not wait for the WAL flush: a lost move only makes the projection read those events again.
  */
 export function moveCheckpoint(db: Queryable, name: string, from: { version: number; checkpoint: Checkpoint }, to: Checkpoint): Promise<boolean> {

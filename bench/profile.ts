@@ -3,7 +3,7 @@
 // Loads N generated events into a fresh database, rebuilds one projection through a Db that times every
 // statement, then appends with 32 writers through the same kind of Db; prints both profiles.
 import { parseArgs } from 'node:util';
-import type { Db, Queryable } from '../src/ports/db.ts';
+import type { Db, Queryable, Transaction, TransactionOptions } from '../src/ports/db.ts';
 import { SqlEventStore } from '../src/adapters/eventstore/sql.ts';
 import { rebuildProjection } from '../src/projections/projector.ts';
 import { projections } from '../src/runtime.ts';
@@ -38,22 +38,28 @@ function timedDb(db: Db, stats: Map<string, Stat>): Db {
   return {
     ...db,
     query: timed(db),
-    transaction: async <T>(fn: (tx: Queryable) => Promise<T>) => {
+    transaction: async <T>(fn: (tx: Transaction, opened: Record<string, unknown>[]) => Promise<T>, options?: TransactionOptions) => {
       const started = performance.now();
       let inside = 0;
       try {
-        return await db.transaction((tx) =>
-          fn({
-            exec: (sql) => tx.exec(sql),
-            query: async <Row>(sql: string, params?: readonly unknown[]) => {
-              const t = performance.now();
-              try {
-                return await timed(tx)<Row>(sql, params);
-              } finally {
-                inside += performance.now() - t;
-              }
-            },
-          }),
+        return await db.transaction(
+          (tx, opened) =>
+            fn(
+              {
+                exec: (sql) => tx.exec(sql),
+                closeWith: (statements) => tx.closeWith(statements),
+                query: async <Row>(sql: string, params?: readonly unknown[]) => {
+                  const t = performance.now();
+                  try {
+                    return await timed(tx)<Row>(sql, params);
+                  } finally {
+                    inside += performance.now() - t;
+                  }
+                },
+              },
+              opened,
+            ),
+          options,
         );
       } finally {
         record('(BEGIN … COMMIT, the transaction beyond its statements)', performance.now() - started - inside);

@@ -28,7 +28,7 @@ import type { Projection } from './projections/projection.ts';
 import { LedProjector, type LedProjectorOptions } from './projections/leadership.ts';
 import { type Locate, ReadWait } from './projections/read-wait.ts';
 import { sharedReads } from './projections/shared-reads.ts';
-import { ensureCheckpoint } from './projections/projector.ts';
+import { ensureCheckpoint, ProjectorGroup } from './projections/projector.ts';
 import { entitiesProjection } from './projections/entities.ts';
 import { executionsProjection } from './projections/executions.ts';
 import { knowledgeProjection } from './projections/knowledge.ts';
@@ -161,6 +161,8 @@ export async function openRuntime(
     startProjectors(onError, options) {
       // Projectors caught up together read the log's next page together (src/projections/shared-reads.ts).
       const projectorStore = sharedReads(store);
+      // The projections this process leads apply each live batch in one transaction together.
+      const group = new ProjectorGroup({ store: projectorStore, db }, { onError: (error) => onError?.('projectors', error) });
       for (const projection of chosen) {
         const projector = new LedProjector({ store: projectorStore, db }, projection, {
           retryMs: options?.leaseRetryMs ?? 2_000,
@@ -169,6 +171,7 @@ export async function openRuntime(
           onError: (error) => onError?.(projection.name, error),
           onApplied: (checkpoint) => readWait.applied(projection.name, checkpoint),
           onRebuild: (event) => options?.onRebuild?.(projection.name, event),
+          group,
         });
         projector.start();
         projectors.push(projector);

@@ -33,10 +33,27 @@ export interface Lease {
   release(): Promise<void>;
 }
 
+export interface TransactionOptions {
+  /**
+   * Statements without parameters to run first, right after BEGIN: PostgreSQL gets them in BEGIN's round trip
+   * (the simple query protocol; each statement still takes a snapshot of its own). fn is given the rows of the
+   * last of them.
+   */
+  readonly opening?: readonly string[];
+}
+
+export interface Transaction extends Queryable {
+  /**
+   * Statements without parameters to run last, once fn has resolved: PostgreSQL gets them in COMMIT's round
+   * trip. A later call replaces an earlier one.
+   */
+  closeWith(statements: readonly string[]): void;
+}
+
 export interface Db extends Queryable {
   readonly kind: 'postgres' | 'pglite';
   /** Runs fn in one transaction: committed when fn resolves, rolled back when it throws. */
-  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (tx: Transaction, opened: Record<string, unknown>[]) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /** Calls onNotify with each NOTIFY's payload on channel until the returned function is called. */
   listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
   /**

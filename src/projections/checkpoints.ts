@@ -25,8 +25,8 @@ const stored = (row: CheckpointRow): StoredCheckpoint => ({
 
 /** Every stored checkpoint, by projection name, in one statement. */
 export async function readCheckpoints(db: Queryable): Promise<Map<string, StoredCheckpoint>> {
-  const { rows } = await db.query<CheckpointRow & { name: string }>('SELECT name, version, tx, pos, updated_at FROM projection_checkpoints', [], PREPARED);
-  return new Map(rows.map((row) => [row.name, stored(row)]));
+  const { rows } = await db.query(READ_CHECKPOINTS_SQL, [], PREPARED);
+  return checkpointsOf(rows);
 }
 
 /** The stored checkpoint of a projection, or null when it has never been registered. */
@@ -52,6 +52,42 @@ export const ASYNC_COMMIT = `${SYNC_COMMIT_OFF}, `;
  */
 export async function lockProjection(tx: Queryable, name: string, options: { asyncCommit?: boolean } = {}): Promise<void> {
   await tx.query(`SELECT ${options.asyncCommit === true ? ASYNC_COMMIT : ''}pg_advisory_xact_lock(hashtext('projection:' || $1))`, [name], PREPARED);
+}
+
+// Projection names come from code, never from input; refusing anything else keeps them safe to inline.
+const PROJECTION_NAME = /^[a-z_][a-z0-9_:.-]*$/;
+
+const nameLiteral = (name: string): string => {
+  if (!PROJECTION_NAME.test(name)) throw new Error(`refusing projection name ${JSON.stringify(name)}`);
+  return `'${name}'`;
+};
+
+const integerLiteral = (value: number): string => {
+  if (!Number.isSafeInteger(value)) throw new Error(`refusing ${value} as an integer`);
+  return String(value);
+};
+
+/**
+ * lockProjection for several projections, as one statement without parameters (for a transaction's opening),
+ * taken in name order so that two holders of overlapping sets cannot deadlock; also turns off synchronous
+ * commit. The rows the locks guard are read by the transaction's next statement.
+ */
+export function lockProjectionsSql(names: readonly string[]): string {
+  return `SELECT ${ASYNC_COMMIT}count(pg_advisory_xact_lock(hashtext('projection:' || n))) FROM unnest(ARRAY[${[...names].sort().map(nameLiteral).join(', ')}]::text[]) AS n`;
+}
+
+/** readCheckpoints as a statement without parameters (for a transaction's opening). */
+export const READ_CHECKPOINTS_SQL = 'SELECT name, version, tx, pos, updated_at FROM projection_checkpoints';
+
+/** The rows of READ_CHECKPOINTS_SQL, by projection name. */
+export const checkpointsOf = (rows: readonly Record<string, unknown>[]): Map<string, StoredCheckpoint> =>
+  new Map(rows.map((row) => [String(row.name), stored(row as unknown as CheckpointRow)]));
+
+/** writeCheckpoint for several projections, as one statement without parameters (for a transaction's closing). */
+export function writeCheckpointsSql(entries: readonly { name: string; version: number; checkpoint: Checkpoint }[]): string {
+  const values = entries.map((e) => `(${nameLiteral(e.name)}, ${integerLiteral(e.version)}, ${integerLiteral(e.checkpoint.tx)}, ${integerLiteral(e.checkpoint.pos)}, now())`);
+  return `INSERT INTO projection_checkpoints (name, version, tx, pos, updated_at) VALUES ${values.join(', ')}
+     ON CONFLICT (name) DO UPDATE SET version = EXCLUDED.version, tx = EXCLUDED.tx, pos = EXCLUDED.pos, updated_at = now()`;
 }
 
 export async function writeCheckpoint(tx: Queryable, name: string, version: number, checkpoint: Checkpoint): Promise<void> {

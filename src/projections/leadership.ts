@@ -6,7 +6,7 @@
 import type { Lease } from '../ports/db.ts';
 import type { Checkpoint } from '../ports/event-store.ts';
 import type { Projection } from './projection.ts';
-import { needsRebuild, Projector, type ProjectorDeps, rebuildProjection, type RebuildResult } from './projector.ts';
+import { needsRebuild, Projector, type ProjectorDeps, type ProjectorGroup, rebuildProjection, type RebuildResult } from './projector.ts';
 import { dropRetired } from './shadow.ts';
 
 export interface LedProjectorOptions {
@@ -18,12 +18,18 @@ export interface LedProjectorOptions {
   onApplied?: (checkpoint: Checkpoint) => void;
   /** Told when this process starts (or resumes) a rebuild and when it has swapped it in. */
   onRebuild?: (event: { phase: 'started' } | ({ phase: 'swapped'; seconds: number } & RebuildResult)) => void;
+  /**
+   * The live projectors of this process, run as one (src/projections/projector.ts, ProjectorGroup): the
+   * projection joins it while this process leads it. Without one it runs a Projector of its own.
+   */
+  group?: ProjectorGroup;
 }
 
 export class LedProjector {
   private stopped = false;
   private lease: Lease | null = null;
   private projector: Projector | null = null;
+  private led = false;
   /** Resolves once stop() is called: every wait of the loop races it, so a stop that lands mid-step still ends it. */
   private readonly stopping: Promise<void>;
   private requestStop!: () => void;
@@ -39,7 +45,7 @@ export class LedProjector {
 
   /** Whether this process runs the projector now. */
   get leading(): boolean {
-    return this.projector !== null;
+    return this.led;
   }
 
   start(): void {
@@ -64,11 +70,13 @@ export class LedProjector {
         await this.pause(this.options.retryMs);
         continue;
       }
-      this.projector = new Projector(this.deps, this.projection, {
+      const hooks = {
         ...(this.options.onError && { onError: this.options.onError }),
         ...(this.options.onApplied && { onApplied: this.options.onApplied }),
-      });
-      this.projector.start();
+      };
+      if (this.options.group) this.options.group.join(this.projection, hooks);
+      else (this.projector = new Projector(this.deps, this.projection, hooks)).start();
+      this.led = true;
       const rebuilding = new AbortController();
       const rebuild = this.rebuildWhileLeading(rebuilding.signal);
       // Lead until the lease is lost (its connection dropped) or we stop (also when stop() came while the
@@ -76,8 +84,10 @@ export class LedProjector {
       await Promise.race([this.lease.lost, this.stopping]);
       rebuilding.abort();
       await rebuild;
-      await this.projector.stop();
+      if (this.options.group) await this.options.group.leave(this.projection.name);
+      else await this.projector?.stop();
       this.projector = null;
+      this.led = false;
       await this.lease.release();
       this.lease = null;
     }

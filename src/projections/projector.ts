@@ -3,7 +3,21 @@
 // and answers how far each has got.
 import type { Db, Queryable } from '../ports/db.ts';
 import { type Checkpoint, compareCheckpoints, type EventStore, type ProjectedEvent, type ReadAllResult } from '../ports/event-store.ts';
-import { ensureCheckpoint, livePositionSql, lockProjection, moveCheckpoint, readCheckpoint, readCheckpoints, resetProjection, type StoredCheckpoint, writeCheckpoint } from './checkpoints.ts';
+import {
+  ensureCheckpoint,
+  livePositionSql,
+  lockProjection,
+  checkpointsOf,
+  lockProjectionsSql,
+  READ_CHECKPOINTS_SQL,
+  moveCheckpoint,
+  readCheckpoint,
+  readCheckpoints,
+  resetProjection,
+  type StoredCheckpoint,
+  writeCheckpoint,
+  writeCheckpointsSql,
+} from './checkpoints.ts';
 import type { Projection } from './projection.ts';
 import { advanceRebuild, beginRebuild, dropRetired, enterShadow, indexShadow, lockRebuild, readRebuild, readRebuilds, swapShadow } from './shadow.ts';
 import { DEFAULT_REBUILD_BATCH_SIZE } from './rebuild-defaults.ts';
@@ -383,6 +397,266 @@ export class Projector {
       // A failing error reporter must not end the loop it reports on.
     }
   }
+}
+
+export interface GroupMemberHooks {
+  /** Told where the projection's live rows stand after each batch that moved them on. */
+  readonly onApplied?: (checkpoint: Checkpoint) => void;
+  /** Told of an error that concerns the projection alone (it is then retried on its own, after a pause). */
+  readonly onError?: (error: unknown) => void;
+}
+
+interface Member extends GroupMemberHooks {
+  readonly projection: Projection;
+  readonly track: Track;
+  /** Where the previous batch left it; null: read it again. */
+  known: Place | null;
+  /** After an error of its own it sits out until then, backing off, while the others go on. */
+  retryAt: number;
+  errorDelay: number;
+}
+
+interface Work {
+  readonly member: Member;
+  readonly seen: Place;
+  /** The batch's events after `seen`. */
+  readonly mine: readonly ProjectedEvent[];
+}
+
+interface GroupOutcome {
+  readonly read: number;
+  readonly pending: boolean;
+  /** A member's batch was discarded (another writer moved its checkpoint): look again at once. */
+  readonly discarded: boolean;
+}
+
+const NOTHING: GroupOutcome = { read: 0, pending: false, discarded: false };
+
+/** Whether the member has rows to write for its share of the batch. */
+const handlesAny = (w: Work): boolean => w.mine.some((event) => w.member.projection.handles.has(event.type));
+
+/**
+ * The live projectors of one process as one loop: each batch of the log is read once and applied to every
+ * projection this process leads (join .. leave) in ONE transaction, one lock statement, one read and one
+ * write of their checkpoints. Applied one transaction a projection, a command's event cost seven statements
+ * for each projection it concerns; together they cost seven and a statement for each projection's rows.
+ * A full batch (catching up) is applied a transaction a projection instead, side by side on the pool's
+ * connections; so is a batch whose shared transaction failed, so that an error is its own projection's, which
+ * then backs off alone while the others go on.
+ */
+export class ProjectorGroup {
+  private readonly batchSize: number;
+  private readonly idleRecheckMs: number;
+  private readonly onError: (error: unknown) => void;
+  private readonly members = new Map<string, Member>();
+  private current: { run: Run; done: Promise<void> } | null = null;
+  /** The batch in flight: leave() lets it commit (or fail) before the lead is handed back. */
+  private inFlight: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly deps: ProjectorDeps,
+    options: { batchSize?: number; idleRecheckMs?: number; onError?: (error: unknown) => void } = {},
+  ) {
+    const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
+    if (!Number.isInteger(batchSize) || batchSize < 1) throw new Error(`batchSize must be a positive integer, got ${batchSize}`);
+    this.batchSize = batchSize;
+    this.idleRecheckMs = options.idleRecheckMs ?? IDLE_RECHECK_MS;
+    this.onError = options.onError ?? ((error) => console.error('projectors:', error));
+  }
+
+  /** The projections in the group now. */
+  get names(): string[] {
+    return [...this.members.keys()];
+  }
+
+  /** Starts applying the log to the projection's live rows from its stored checkpoint, with the others. */
+  join(projection: Projection, hooks: GroupMemberHooks = {}): void {
+    if (this.members.has(projection.name)) throw new Error(`projection ${projection.name} is already in the group`);
+    this.members.set(projection.name, { ...hooks, projection, track: liveTrack(projection), known: null, retryAt: 0, errorDelay: ERROR_DELAY.min });
+    if (this.current && !this.current.run.stopping) {
+      this.current.run.changed();
+      return;
+    }
+    const run = new Run();
+    this.current = { run, done: this.follow(run).catch((error: unknown) => this.report(this.onError, error)) };
+  }
+
+  /** Stops applying the log to the projection: the batch in flight commits (or fails) before this returns. */
+  async leave(name: string): Promise<void> {
+    if (!this.members.delete(name)) return;
+    await this.inFlight;
+    if (this.members.size === 0) await this.stop();
+  }
+
+  /** Ends the loop (the batch in flight first); members stay, and a join starts it again. */
+  async stop(): Promise<void> {
+    const current = this.current;
+    if (!current) return;
+    current.run.stop();
+    await current.done;
+    if (this.current === current) this.current = null;
+  }
+
+  private async follow(run: Run): Promise<void> {
+    const changes = this.deps.store.changes().subscribe({ next: () => run.changed(), error: (error: unknown) => this.report(this.onError, error) });
+    let pendingDelay = PENDING_DELAY.min;
+    let errorDelay = ERROR_DELAY.min;
+    try {
+      // Members joining in the same turn of the event loop start with the same batch.
+      await Promise.resolve();
+      while (!run.stopping) {
+        run.dirty = false;
+        const now = Date.now();
+        const ready = [...this.members.values()].filter((m) => m.retryAt <= now);
+        // Taken with the members of this instant (a leave() from here on waits for it).
+        const batch = this.batchOf(ready);
+        this.inFlight = batch.catch(() => {});
+        let outcome: GroupOutcome;
+        try {
+          outcome = await batch;
+          errorDelay = ERROR_DELAY.min;
+        } catch (error) {
+          // Reading the checkpoints or the log failed: the whole group waits, as one projector would.
+          for (const member of ready) member.known = null;
+          this.report(this.onError, error);
+          await run.pause(errorDelay, { wakeOnChange: false });
+          errorDelay = Math.min(errorDelay * 2, ERROR_DELAY.max);
+          continue;
+        }
+        if (outcome.discarded || outcome.read === this.batchSize) continue;
+        // A member sitting out an error is looked at again when its pause is over, not only on a change.
+        const later = Date.now();
+        const untilRetry = Math.max(0, Math.min(...[...this.members.values()].filter((m) => m.retryAt > later).map((m) => m.retryAt - later)));
+        if (outcome.pending) {
+          await run.pause(Math.min(pendingDelay, untilRetry), { wakeOnChange: true });
+          pendingDelay = outcome.read > 0 ? PENDING_DELAY.min : Math.min(pendingDelay * 2, PENDING_DELAY.max);
+          continue;
+        }
+        pendingDelay = PENDING_DELAY.min;
+        if (ready.length === 0 && this.members.size > 0) {
+          // Every member is sitting out an error: new events must not make that a hot loop.
+          await run.pause(untilRetry, { wakeOnChange: false });
+          continue;
+        }
+        if (!run.dirty) {
+          await run.pause(Math.min(this.idleRecheckMs, untilRetry), { wakeOnChange: true });
+          // Idle: a reset or a swap by another process is seen by the next look, even with no new events.
+          if (!run.dirty) for (const member of this.members.values()) member.known = null;
+        }
+      }
+    } finally {
+      changes.unsubscribe();
+    }
+  }
+
+  private async batchOf(members: readonly Member[]): Promise<GroupOutcome> {
+    if (members.length === 0) return NOTHING;
+    const unknown = members.filter((m) => m.known === null);
+    if (unknown.length > 0) {
+      const stored = await readCheckpoints(this.deps.db);
+      for (const member of unknown) {
+        const place = stored.get(member.projection.name) ?? (await registered(this.deps.db, member.projection));
+        member.known = { version: place.version, checkpoint: place.checkpoint };
+      }
+    }
+    const places = members.map((m) => m.known!);
+    const from = places.map((p) => p.checkpoint).reduce((a, b) => (compareCheckpoints(a, b) <= 0 ? a : b));
+    const { events, pending } = await this.deps.store.readAllProjected({ after: from, limit: this.batchSize });
+    const last = events[events.length - 1];
+    if (!last) return { read: 0, pending, discarded: false };
+    const work: Work[] = [];
+    members.forEach((member, i) => {
+      const seen = places[i]!;
+      const mine = compareCheckpoints(events[0]!.checkpoint, seen.checkpoint) > 0 ? events : events.filter((e) => compareCheckpoints(e.checkpoint, seen.checkpoint) > 0);
+      if (mine.length > 0) work.push({ member, seen, mine });
+    });
+    // Several events (commands arriving together) go in one transaction for all: fewer statements is what
+    // raises throughput. One event goes to each projection's own transaction, side by side: PostgreSQL then
+    // applies them in parallel, which is what a lone client's latency needs. The embedded database has one
+    // connection, so it takes the one transaction either way. A full batch (catching up) goes each on its own:
+    // side by side on PostgreSQL, and on the embedded database shorter waits for the readers behind it.
+    const live = events.length < this.batchSize && (events.length > 1 || this.deps.db.kind === 'pglite');
+    const together = live && work.length > 1 && work.some(handlesAny);
+    let outcomes: Map<Member, 'applied' | 'discarded' | 'failed'>;
+    if (together) {
+      try {
+        outcomes = await applyTogether(this.deps, work, last.checkpoint);
+      } catch (error) {
+        outcomes = await this.eachAlone(work, last.checkpoint);
+        // The shared transaction failed where each on its own did not: a conflict of the moment, worth a word.
+        if (![...outcomes.values()].includes('failed')) this.report(this.onError, error);
+      }
+    } else {
+      outcomes = await this.eachAlone(work, last.checkpoint);
+    }
+    let discarded = false;
+    for (const { member, seen } of work) {
+      const outcome = outcomes.get(member);
+      if (outcome === 'applied') {
+        member.known = { version: seen.version, checkpoint: last.checkpoint };
+        member.errorDelay = ERROR_DELAY.min;
+        member.onApplied?.(last.checkpoint);
+      } else {
+        member.known = null;
+        discarded ||= outcome === 'discarded';
+      }
+    }
+    return { read: events.length, pending, discarded };
+  }
+
+  /** Each member's events in a transaction of its own, all at once; an error is its member's, who backs off. */
+  private async eachAlone(work: readonly Work[], to: Checkpoint): Promise<Map<Member, 'applied' | 'discarded' | 'failed'>> {
+    const outcomes = await Promise.all(
+      work.map(async (w) => {
+        try {
+          // Rows to write: a transaction of its own, opened and closed in a round trip each. Nothing to write:
+          // a move of the checkpoint, in one statement with the other members' moves.
+          if (handlesAny(w)) return (await applyTogether(this.deps, [w], to)).get(w.member)!;
+          return (await applyToTrack(this.deps, w.member.track, w.seen, w.mine)) ? 'applied' : 'discarded';
+        } catch (error) {
+          w.member.retryAt = Date.now() + w.member.errorDelay;
+          w.member.errorDelay = Math.min(w.member.errorDelay * 2, ERROR_DELAY.max);
+          this.report(w.member.onError ?? this.onError, error);
+          return 'failed';
+        }
+      }),
+    );
+    return new Map(work.map((w, i) => [w.member, outcomes[i]!]));
+  }
+
+  private report(to: (error: unknown) => void, error: unknown): void {
+    try {
+      to(error);
+    } catch {
+      // A failing error reporter must not end the loop it reports on.
+    }
+  }
+}
+
+/**
+ * Every member's events in one transaction: one statement locks them all, one reads where they stand, each
+ * applies its rows, one moves their checkpoints to `to`. A member another writer moved meanwhile is left out
+ * (discarded); the others commit.
+ */
+async function applyTogether(deps: ProjectorDeps, work: readonly Work[], to: Checkpoint): Promise<Map<Member, 'applied' | 'discarded'>> {
+  const names = work.map((w) => w.member.projection.name);
+  // BEGIN, the locks and the read of the checkpoints go in one round trip, the checkpoints' write with COMMIT.
+  return deps.db.transaction(
+    async (tx, opened) => {
+      const stored = checkpointsOf(opened);
+      const fresh = work.filter(({ member, seen }) => {
+        const now = stored.get(member.projection.name);
+        return now !== undefined && samePlace({ version: now.version, checkpoint: now.checkpoint }, seen);
+      });
+      for (const { member, mine } of fresh) {
+        const handled = mine.filter((event) => member.projection.handles.has(event.type));
+        if (handled.length > 0) await member.projection.applyBatch(tx, handled);
+      }
+      if (fresh.length > 0) tx.closeWith([writeCheckpointsSql(fresh.map(({ member, seen }) => ({ name: member.projection.name, version: seen.version, checkpoint: to })))]);
+      return new Map(work.map((w) => [w.member, fresh.includes(w) ? 'applied' : 'discarded']));
+    },
+    { opening: [lockProjectionsSql(names), READ_CHECKPOINTS_SQL] },
+  );
 }
 
 export interface RebuildProgress {

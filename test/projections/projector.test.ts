@@ -12,6 +12,7 @@ import {
   hasReached,
   needsRebuild,
   Projector,
+  ProjectorGroup,
   type ProjectorDeps,
   projectionStatus,
   rebuildProjection,
@@ -457,5 +458,118 @@ describe.each(databases)('projector on $name', (database) => {
       await other.end();
     }
     await expectExact(deps, projection);
+  });
+});
+
+describe.each(databases)('projector group on $name', (database) => {
+  let t: TestDb;
+  let store: SqlEventStore;
+  let deps: ProjectorDeps;
+
+  beforeAll(async () => {
+    t = await database.open();
+    store = new SqlEventStore(t.db);
+    deps = { store, db: t.db };
+  });
+
+  afterAll(async () => {
+    await store.close();
+    await t.close();
+  });
+
+  /** Two test projections caught up with the log as it stands. */
+  async function twoCaughtUp(): Promise<[TestProjection, TestProjection]> {
+    const a = await testProjection(t.db);
+    const b = await testProjection(t.db);
+    await new Projector(deps, a).catchUp();
+    await new Projector(deps, b).catchUp();
+    return [a, b];
+  }
+
+  const appendBurst = (types: string[]) => store.append(`burst-${++streams}`, types.map((type, i) => ev(type, i)), { expectedVersion: 'no_stream' });
+
+  it('applies a batch of several events to every member in one transaction, each event exactly once', async () => {
+    const [a, b] = await twoCaughtUp();
+    let transactions = 0;
+    const counting: Db = { ...t.db, transaction: (fn, options) => (transactions++, t.db.transaction(fn, options)) };
+    const group = new ProjectorGroup({ store, db: counting }, { idleRecheckMs: 100 });
+    await appendBurst(['A', 'B', 'A', 'Ignored']);
+    group.join(a);
+    group.join(b);
+    try {
+      await waitFor(async () => (await caughtUp(deps, a)) && (await caughtUp(deps, b)), 'both members caught up');
+      expect(transactions).toBe(1);
+      await expectExact(deps, a);
+      await expectExact(deps, b);
+    } finally {
+      await group.stop();
+    }
+  });
+
+  it('keeps the other members going while one fails, and applies the failing one once it recovers', async () => {
+    const [a, b] = await twoCaughtUp();
+    let broken = true;
+    a.onApply = () => (broken ? Promise.reject(new Error(`${a.name} is broken`)) : Promise.resolve());
+    const errors: unknown[] = [];
+    const groupErrors: unknown[] = [];
+    const group = new ProjectorGroup(deps, { idleRecheckMs: 100, onError: (e) => groupErrors.push(e) });
+    group.join(a, { onError: (e) => errors.push(e) });
+    group.join(b);
+    try {
+      await appendBurst(['A', 'B', 'A']);
+      await waitFor(() => caughtUp(deps, b), 'the healthy member caught up');
+      await expectExact(deps, b);
+      await waitFor(() => Promise.resolve(errors.length > 0), "the failing member's error reported to it");
+      expect(String(errors[0])).toContain(`${a.name} is broken`);
+      expect(await caughtUp(deps, a)).toBe(false);
+      expect(groupErrors).toEqual([]);
+      broken = false;
+      await waitFor(() => caughtUp(deps, a), 'the recovered member caught up');
+      await expectExact(deps, a);
+    } finally {
+      await group.stop();
+    }
+  });
+
+  it('stops applying to a member that left, after its batch in flight, while the others go on', async () => {
+    const [a, b] = await twoCaughtUp();
+    const group = new ProjectorGroup(deps, { idleRecheckMs: 100 });
+    group.join(a);
+    group.join(b);
+    try {
+      await appendBurst(['A', 'B']);
+      await waitFor(async () => (await caughtUp(deps, a)) && (await caughtUp(deps, b)), 'both members caught up');
+      await group.leave(a.name);
+      expect(group.names).toEqual([b.name]);
+      const before = await rowsOf(t.db, a);
+      await appendBurst(['A', 'B', 'A']);
+      await waitFor(() => caughtUp(deps, b), 'the remaining member caught up');
+      await expectExact(deps, b);
+      expect(await rowsOf(t.db, a)).toEqual(before);
+      expect(await caughtUp(deps, a)).toBe(false);
+    } finally {
+      await group.stop();
+    }
+  });
+
+  it('leaves out a member another writer moved between the read and the write, and applies it afresh', async () => {
+    const [a, b] = await twoCaughtUp();
+    let resets = 0;
+    // The first batch after the burst is read, then a reset of `a` commits before the group's transaction.
+    const racing = interposed(store, async () => {
+      if (resets++ === 0) await resetProjection(t.db, a);
+    });
+    const group = new ProjectorGroup({ store: racing, db: t.db }, { idleRecheckMs: 100 });
+    await appendBurst(['A', 'B', 'A']);
+    group.join(a);
+    group.join(b);
+    try {
+      await waitFor(async () => (await caughtUp(deps, a)) && (await caughtUp(deps, b)), 'both members caught up after the reset');
+      expect(resets).toBeGreaterThan(1);
+      await expectExact(deps, a);
+      await expectExact(deps, b);
+    } finally {
+      await group.stop();
+    }
   });
 });

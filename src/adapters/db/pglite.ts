@@ -3,7 +3,7 @@
 // the server's loading, and its queries run beside the event loop that answers HTTP rather than on it. One
 // connection, so statements are serialised; a transaction holds it until it ends, as PGlite's own does.
 import { Worker } from 'node:worker_threads';
-import type { Db, Queryable } from '../../ports/db.ts';
+import type { Db, Queryable, Transaction, TransactionOptions } from '../../ports/db.ts';
 import { shipped } from '../../paths.ts';
 
 // PostgreSQL zeroes its shared buffers at start, which in WebAssembly takes a third of a second for the default
@@ -90,12 +90,18 @@ export async function pgliteDb(dataDir?: string): Promise<Db> {
   return {
     kind: 'pglite',
     ...on(),
-    async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    async transaction<T>(fn: (tx: Transaction, opened: Record<string, unknown>[]) => Promise<T>, options?: TransactionOptions): Promise<T> {
       const { tx } = await ask({ op: 'begin' });
       if (tx === undefined) throw new Error('the embedded database opened no transaction');
+      const queryable = on(tx);
       let result: T;
       try {
-        result = await fn(on(tx));
+        // No round trips to save in-process: the opening and the closing run a statement at a time.
+        let opened: Record<string, unknown>[] = [];
+        for (const sql of options?.opening ?? []) opened = (await queryable.query(sql)).rows;
+        let closing: readonly string[] = [];
+        result = await fn({ ...queryable, closeWith: (statements) => void (closing = statements) }, opened);
+        for (const sql of closing) await queryable.query(sql);
       } catch (error) {
         // The caller's error is the one to see; a rollback that fails too (the thread gone) adds nothing to it.
         await ask({ op: 'end', tx, commit: false }).catch(() => undefined);

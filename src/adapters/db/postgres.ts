@@ -1,7 +1,7 @@
 // Db over a node-postgres pool. LISTEN holds one dedicated client per channel.
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import type { Db, Queryable, QueryOptions } from '../../ports/db.ts';
+import type { Db, QueryOptions, Transaction, TransactionOptions } from '../../ports/db.ts';
 
 // BIGINT and NUMERIC come back as strings by default; positions fit in a JS number for any real history.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
@@ -35,11 +35,16 @@ export function postgresDb(connectionString: string, options: { max?: number } =
     exec: async (sql: string) => {
       await pool.query(sql);
     },
-    async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    async transaction<T>(fn: (tx: Transaction, opened: Record<string, unknown>[]) => Promise<T>, options?: TransactionOptions): Promise<T> {
       const client = await pool.connect();
       try {
-        await client.query('BEGIN');
-        const tx: Queryable = {
+        const opening = options?.opening ?? [];
+        // One round trip for BEGIN and the opening; a multi-statement text answers with a result per statement.
+        const began = await client.query(['BEGIN', ...opening].join(';\n'));
+        const results = Array.isArray(began) ? (began as pg.QueryResult[]) : [began];
+        const opened = opening.length > 0 ? (results[results.length - 1]!.rows as Record<string, unknown>[]) : [];
+        let closing: readonly string[] = [];
+        const tx: Transaction = {
           query: async <Row>(sql: string, params?: readonly unknown[], options?: QueryOptions) => {
             const r = await client.query(statement(sql, params, options));
             return { rows: r.rows as Row[] };
@@ -47,9 +52,10 @@ export function postgresDb(connectionString: string, options: { max?: number } =
           exec: async (sql: string) => {
             await client.query(sql);
           },
+          closeWith: (statements) => void (closing = statements),
         };
-        const result = await fn(tx);
-        await client.query('COMMIT');
+        const result = await fn(tx, opened);
+        await client.query([...closing, 'COMMIT'].join(';\n'));
         return result;
       } catch (error) {
         await client.query('ROLLBACK').catch(() => undefined);

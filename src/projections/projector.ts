@@ -288,6 +288,13 @@ class Run {
   }
 }
 
+/** Stops the run and waits for its loop to end (the batch in flight commits or fails first). */
+async function ended(current: { run: Run; done: Promise<void> } | null): Promise<void> {
+  if (!current) return;
+  current.run.stop();
+  await current.done;
+}
+
 export interface ProjectorOptions {
   readonly batchSize?: number;
   readonly onError?: (error: unknown) => void;
@@ -329,9 +336,7 @@ export class Projector {
   /** Lets the batch in flight commit (or fail), then returns with the loop ended. */
   async stop(): Promise<void> {
     const current = this.current;
-    if (!current) return;
-    current.run.stop();
-    await current.done;
+    await ended(current);
     // A start() during the wait began a new run; leave that one alone.
     if (this.current === current) this.current = null;
   }
@@ -491,9 +496,8 @@ export class ProjectorGroup {
   /** Ends the loop (the batch in flight first); members stay, and a join starts it again. */
   async stop(): Promise<void> {
     const current = this.current;
-    if (!current) return;
-    current.run.stop();
-    await current.done;
+    await ended(current);
+    // A join during the wait began a new run; leave that one alone.
     if (this.current === current) this.current = null;
   }
 

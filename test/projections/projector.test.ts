@@ -459,23 +459,8 @@ describe.each(databases)('projector on $name', (database) => {
     }
     await expectExact(deps, projection);
   });
-});
 
-describe.each(databases)('projector group on $name', (database) => {
-  let t: TestDb;
-  let store: SqlEventStore;
-  let deps: ProjectorDeps;
-
-  beforeAll(async () => {
-    t = await database.open();
-    store = new SqlEventStore(t.db);
-    deps = { store, db: t.db };
-  });
-
-  afterAll(async () => {
-    await store.close();
-    await t.close();
-  });
+  // The projector group: the live projectors of a process as one loop.
 
   /** Two test projections caught up with the log as it stands. */
   async function twoCaughtUp(): Promise<[TestProjection, TestProjection]> {

@@ -334,7 +334,7 @@ export class SqlEventStore implements EventStore {
     this.waking = (async () => {
       while (this.wakeWanted && !this.closed) {
         this.wakeWanted = false;
-        await this.db.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, this.instance]).catch(() => undefined);
+        await this.db.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, this.instance], PREPARED).catch(() => undefined);
       }
       this.waking = null;
     })();

@@ -175,6 +175,10 @@ async function applyToTrack(deps: ProjectorDeps, track: Track, seen: Place, even
   });
 }
 
+/** The events of a batch after `checkpoint`: usually all of them; a track that was ahead skips its first ones. */
+const eventsAfter = (events: readonly ProjectedEvent[], checkpoint: Checkpoint): readonly ProjectedEvent[] =>
+  compareCheckpoints(events[0]!.checkpoint, checkpoint) > 0 ? events : events.filter((event) => compareCheckpoints(event.checkpoint, checkpoint) > 0);
+
 /**
  * Several tracks through the log in one pass: each batch is read once, from the track furthest behind, and
  * applied to every track it extends, each in its own transaction and all at once (on PostgreSQL they run on
@@ -218,8 +222,7 @@ async function drainTogether(
       if (last) {
         await Promise.all(
           present.map(async ({ track, seen }) => {
-            // Usually the whole batch is past every track; only a track that was ahead skips its first events.
-            const mine = compareCheckpoints(events[0]!.checkpoint, seen.checkpoint) > 0 ? events : events.filter((event) => compareCheckpoints(event.checkpoint, seen.checkpoint) > 0);
+            const mine = eventsAfter(events, seen.checkpoint);
             if (mine.length === 0) return;
             const applied = await applyToTrack(deps, track, seen, mine);
             options.onBatch?.(track, { read: mine.length, last, pending, discarded: !applied, reached: null });
@@ -442,12 +445,13 @@ const handlesAny = (w: Work): boolean => w.mine.some((event) => w.member.project
 
 /**
  * The live projectors of one process as one loop: each batch of the log is read once and applied to every
- * projection this process leads (join .. leave) in ONE transaction, one lock statement, one read and one
- * write of their checkpoints. Applied one transaction a projection, a command's event cost seven statements
- * for each projection it concerns; together they cost seven and a statement for each projection's rows.
- * A full batch (catching up) is applied a transaction a projection instead, side by side on the pool's
- * connections; so is a batch whose shared transaction failed, so that an error is its own projection's, which
- * then backs off alone while the others go on.
+ * projection this process leads (join .. leave). A live batch of several events goes to all of them in one
+ * transaction: one round trip opens it with their locks and checkpoints, one more writes the checkpoints and
+ * commits, so a burst costs those two and a statement or two for each projection's rows, where a transaction
+ * a projection cost seven statements each. A batch of one event, a full batch (catching up) and a batch whose
+ * shared transaction failed go a transaction a projection, side by side on the pool's connections: a lone
+ * client's event is applied in parallel, and an error is its own projection's, which then backs off alone
+ * while the others go on.
  */
 export class ProjectorGroup {
   private readonly batchSize: number;
@@ -571,7 +575,7 @@ export class ProjectorGroup {
     const work: Work[] = [];
     members.forEach((member, i) => {
       const seen = places[i]!;
-      const mine = compareCheckpoints(events[0]!.checkpoint, seen.checkpoint) > 0 ? events : events.filter((e) => compareCheckpoints(e.checkpoint, seen.checkpoint) > 0);
+      const mine = eventsAfter(events, seen.checkpoint);
       if (mine.length > 0) work.push({ member, seen, mine });
     });
     // Several events (commands arriving together) go in one transaction for all: fewer statements is what

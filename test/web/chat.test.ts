@@ -181,6 +181,7 @@ describe('the chat page', () => {
     await box.fill('hello?');
     await box.press('Enter');
     await page.getByRole('alert').filter({ hasText: 'The model gave an empty answer' }).waitFor({ timeout: 15_000 });
+    await page.locator('article.turn[data-status="failed"]').nth(1).waitFor({ timeout: 15_000 });
     expect(await page.getByTestId('assistant-text').count()).toBe(0);
     expect(await page.getByTestId('assistant-draft').count()).toBe(0);
     expect(await page.getByTestId('user-message').allTextContents()).toEqual(['are you there?', 'hello?']);

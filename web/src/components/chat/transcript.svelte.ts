@@ -171,9 +171,13 @@ export class Transcript {
         turn.draft = '';
         return;
       }
-      case 'error':
-        this.#turn().failures.push({ reason: str(d.reason), detail: str(d.detail) });
+      case 'error': {
+        // The text streamed for an answer that failed is not an answer: the error card takes its place.
+        const turn = this.#turn();
+        turn.draft = '';
+        turn.failures.push({ reason: str(d.reason), detail: str(d.detail) });
         return;
+      }
       case 'done':
         this.#end(d.status === 'failed' || d.status === 'cancelled' ? d.status : 'completed');
         return;

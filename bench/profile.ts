@@ -38,7 +38,7 @@ function timedDb(db: Db, stats: Map<string, Stat>): Db {
   return {
     ...db,
     query: timed(db),
-    transaction: async <T>(fn: (tx: Transaction, opened: Record<string, unknown>[]) => Promise<T>, options?: TransactionOptions) => {
+    transaction: async <T>(fn: (tx: Transaction, opened: Promise<Record<string, unknown>[]>) => Promise<T>, options?: TransactionOptions) => {
       const started = performance.now();
       let inside = 0;
       try {
@@ -48,6 +48,7 @@ function timedDb(db: Db, stats: Map<string, Stat>): Db {
               {
                 exec: (sql) => tx.exec(sql),
                 closeWith: (statements) => tx.closeWith(statements),
+                send: (sql, params, options) => tx.send(sql, params, options),
                 query: async <Row>(sql: string, params?: readonly unknown[]) => {
                   const t = performance.now();
                   try {

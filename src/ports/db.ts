@@ -36,13 +36,21 @@ export interface Lease {
 export interface TransactionOptions {
   /**
    * Statements without parameters to run first, right after BEGIN: PostgreSQL gets them in BEGIN's round trip
-   * (the simple query protocol; each statement still takes a snapshot of its own). fn is given the rows of the
-   * last of them.
+   * (the simple query protocol; each statement still takes a snapshot of its own). fn is called at once and given
+   * the rows of the last of them as a promise, so that the statements it runs before waiting for them go out
+   * in the same round trip. An opening that fails fails the transaction, whether fn waited for it or not.
    */
   readonly opening?: readonly string[];
 }
 
 export interface Transaction extends Queryable {
+  /**
+   * Runs a statement whose result fn does not need: sent at once, after the statements before it and before
+   * those after it, and not waited for. Its failure fails the transaction: nothing commits and `transaction`
+   * rejects with that error, whatever fn returned. PostgreSQL gets the statements sent this way and the commit
+   * in one round trip.
+   */
+  send(sql: string, params?: readonly unknown[], options?: QueryOptions): void;
   /**
    * Statements without parameters to run last, once fn has resolved: PostgreSQL gets them in COMMIT's round
    * trip. A later call replaces an earlier one.
@@ -52,8 +60,11 @@ export interface Transaction extends Queryable {
 
 export interface Db extends Queryable {
   readonly kind: 'postgres' | 'pglite';
-  /** Runs fn in one transaction: committed when fn resolves, rolled back when it throws. */
-  transaction<T>(fn: (tx: Transaction, opened: Record<string, unknown>[]) => Promise<T>, options?: TransactionOptions): Promise<T>;
+  /**
+   * Runs fn in one transaction: committed when fn resolves and every statement it sent succeeded, rolled back
+   * otherwise.
+   */
+  transaction<T>(fn: (tx: Transaction, opened: Promise<Record<string, unknown>[]>) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /** Calls onNotify with each NOTIFY's payload on channel until the returned function is called. */
   listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
   /**

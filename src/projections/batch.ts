@@ -6,7 +6,7 @@
 // Rows travel as JSON both ways (to_jsonb out, jsonb_populate_recordset in): one parameter carries any number
 // of rows of any shape, the same SQL runs on PostgreSQL and PGlite, and timestamps, arrays and jsonb columns
 // round-trip exactly.
-import { PREPARED, type Queryable } from '../ports/db.ts';
+import { PREPARED, type Queryable, type Transaction } from '../ports/db.ts';
 
 export interface TableShape<R> {
   readonly table: string;
@@ -108,8 +108,8 @@ export class RowSet<R extends Row> {
     for (const row of this.rows.values()) if (row !== null) yield row;
   }
 
-  /** Writes what changed: one DELETE for the deleted rows, one upsert for the put ones. */
-  async flush(tx: Queryable): Promise<void> {
+  /** Sends what changed, without waiting (the commit does): one DELETE for the deleted rows, one upsert for the put ones. */
+  flush(tx: Transaction): void {
     const { table, key, columns } = this.shape;
     const deleted: Row[] = [];
     const put: Row[] = [];
@@ -121,7 +121,7 @@ export class RowSet<R extends Row> {
     this.changed.clear();
     this.deletedKeys.clear();
     if (deleted.length > 0) {
-      await tx.query(
+      tx.send(
         `DELETE FROM ${table} WHERE (${list(key)}) IN (SELECT ${list(key)} FROM jsonb_populate_recordset(NULL::${table}, $1::jsonb))`,
         [JSON.stringify(deleted)],
         PREPARED,
@@ -130,7 +130,7 @@ export class RowSet<R extends Row> {
     if (put.length > 0) {
       const others = columns.filter((column) => !key.includes(column));
       const onConflict = others.length === 0 ? 'DO NOTHING' : `DO UPDATE SET ${others.map((c) => `${c} = EXCLUDED.${c}`).join(', ')}`;
-      await tx.query(
+      tx.send(
         `INSERT INTO ${table} (${list(columns)})
          SELECT ${list(columns)} FROM jsonb_populate_recordset(NULL::${table}, $1::jsonb)
          ON CONFLICT (${list(key)}) ${onConflict}`,

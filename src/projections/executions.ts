@@ -14,7 +14,7 @@
 // the row had. A batch loads the rows its events name (and a deleted session's), folds the events into them in
 // memory and writes each changed row once: a handful of statements however many events it holds.
 import { z } from 'zod';
-import type { Queryable } from '../ports/db.ts';
+import type { Queryable, Transaction } from '../ports/db.ts';
 import type { ProjectedEvent } from '../ports/event-store.ts';
 import { inPlaceParser } from '../domain/in-place.ts';
 import { Actor, EventMetadata } from '../domain/messages.ts';
@@ -135,16 +135,14 @@ class Batch {
       if (event.type === 'SessionDeleted') deleted.add(sessionId);
     }
     const sessions = [...deleted].map((session_id) => ({ session_id }));
-    await this.approvals.load(tx, [...approvalIds].map((id) => ({ id })));
-    await this.approvals.load(tx, sessions, ['session_id']);
+    await Promise.all([this.approvals.load(tx, [...approvalIds].map((id) => ({ id }))), this.approvals.load(tx, sessions, ['session_id'])]);
     for (const approval of this.approvals.values()) executionIds.add(approval.execution_id);
-    await this.executions.load(tx, [...executionIds].map((id) => ({ id })));
-    await this.executions.load(tx, sessions, ['session_id']);
+    await Promise.all([this.executions.load(tx, [...executionIds].map((id) => ({ id }))), this.executions.load(tx, sessions, ['session_id'])]);
   }
 
-  async flush(tx: Queryable): Promise<void> {
-    await this.approvals.flush(tx);
-    await this.executions.flush(tx);
+  flush(tx: Transaction): void {
+    this.approvals.flush(tx);
+    this.executions.flush(tx);
   }
 
   apply({ sessionId, event: e, at, actor, position }: Applied): void {
@@ -252,7 +250,7 @@ export const executionsProjection: Projection = {
     const batch = new Batch();
     await batch.load(tx, events);
     for (const event of events) batch.apply(event);
-    await batch.flush(tx);
+    batch.flush(tx);
   },
 };
 

@@ -16,7 +16,7 @@
 // SessionDeleted: what came before only touched its own rows, which the deletion drops, so those events are
 // skipped, its rows deleted in one statement per table, and nothing of it is loaded.
 import { z } from 'zod';
-import type { Queryable } from '../ports/db.ts';
+import type { Queryable, Transaction } from '../ports/db.ts';
 import type { ProjectedEvent } from '../ports/event-store.ts';
 import { Outcome, StepStatus } from '../domain/session/events.ts';
 import { RowSet, type TableShape } from './batch.ts';
@@ -176,26 +176,25 @@ function fold(steps: RowSet<StepRecord>, goals: RowSet<GoalRecord>, { sessionId:
   }
 }
 
-async function dropSessions(tx: Queryable, sessionIds: ReadonlySet<string>): Promise<void> {
+function dropSessions(tx: Transaction, sessionIds: ReadonlySet<string>): void {
   if (sessionIds.size === 0) return;
   const ids = JSON.stringify([...sessionIds]);
   for (const table of [STEPS.table, GOALS.table]) {
-    await tx.query(`DELETE FROM ${table} WHERE session_id IN (SELECT jsonb_array_elements_text($1::jsonb))`, [ids]);
+    tx.send(`DELETE FROM ${table} WHERE session_id IN (SELECT jsonb_array_elements_text($1::jsonb))`, [ids]);
   }
 }
 
-async function applyBatch(tx: Queryable, events: readonly ProjectedEvent[]): Promise<void> {
+async function applyBatch(tx: Transaction, events: readonly ProjectedEvent[]): Promise<void> {
   const batch = sortOut(events);
   const steps = new RowSet(STEPS);
   const goals = new RowSet(GOALS);
   const keys = named(batch);
-  await steps.load(tx, keys.steps);
-  await goals.load(tx, keys.goals);
+  await Promise.all([steps.load(tx, keys.steps), goals.load(tx, keys.goals)]);
   for (const applied of batch.applied) fold(steps, goals, applied);
   // Deletions first: rows a wiped session gained after its deletion are written by the flushes.
-  await dropSessions(tx, batch.wiped);
-  await steps.flush(tx);
-  await goals.flush(tx);
+  dropSessions(tx, batch.wiped);
+  steps.flush(tx);
+  goals.flush(tx);
 }
 
 export const plansProjection: Projection = {

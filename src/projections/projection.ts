@@ -1,6 +1,6 @@
 // What a projection is: a named, versioned fold of events into tables it owns. The projector runs it,
 // commits its writes and its checkpoint in one transaction, and can rebuild it from the first event.
-import type { Queryable } from '../ports/db.ts';
+import type { Queryable, Transaction } from '../ports/db.ts';
 import type { ProjectedEvent } from '../ports/event-store.ts';
 
 export interface Projection {
@@ -14,8 +14,9 @@ export interface Projection {
   /**
    * Applies a batch of events it handles, in log order, inside the projector's transaction. The rows must come
    * out the same whether the events arrive one per batch or all in one (test/projections/batching.test.ts).
+   * Writes whose results it does not need go by `tx.send`: they then share the commit's round trip.
    */
-  applyBatch(tx: Queryable, events: readonly ProjectedEvent[]): Promise<void>;
+  applyBatch(tx: Transaction, events: readonly ProjectedEvent[]): Promise<void>;
 }
 
 /** applyBatch for a projection that applies each event on its own (one or more statements per event). */

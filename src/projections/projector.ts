@@ -445,13 +445,12 @@ const handlesAny = (w: Work): boolean => w.mine.some((event) => w.member.project
 
 /**
  * The live projectors of one process as one loop: each batch of the log is read once and applied to every
- * projection this process leads (join .. leave). A live batch of several events goes to all of them in one
- * transaction: one round trip opens it with their locks and checkpoints, one more writes the checkpoints and
- * commits, so a burst costs those two and a statement or two for each projection's rows, where a transaction
- * a projection cost seven statements each. A batch of one event, a full batch (catching up) and a batch whose
- * shared transaction failed go a transaction a projection, side by side on the pool's connections: a lone
- * client's event is applied in parallel, and an error is its own projection's, which then backs off alone
- * while the others go on.
+ * projection this process leads (join .. leave). A live batch goes to all of them in one transaction of two
+ * round trips (applyTogether): one opens it with their locks, their checkpoints and their reads, one sends their
+ * writes and their checkpoints with COMMIT, where a transaction a projection cost seven statements each. A full
+ * batch (catching up) and a batch whose shared transaction failed go a transaction a projection, side by side
+ * on the pool's connections: an error is then its own projection's, which backs off alone while the others go
+ * on.
  */
 export class ProjectorGroup {
   private readonly batchSize: number;
@@ -578,13 +577,11 @@ export class ProjectorGroup {
       const mine = eventsAfter(events, seen.checkpoint);
       if (mine.length > 0) work.push({ member, seen, mine });
     });
-    // Several events (commands arriving together) go in one transaction for all: fewer statements is what
-    // raises throughput. One event goes to each projection's own transaction, side by side: PostgreSQL then
-    // applies them in parallel, which is what a lone client's latency needs. The embedded database has one
-    // connection, so it takes the one transaction either way. A full batch (catching up) goes each on its own:
-    // side by side on PostgreSQL, and on the embedded database shorter waits for the readers behind it.
-    const live = events.length < this.batchSize && (events.length > 1 || this.deps.db.kind === 'pglite');
-    const together = live && work.length > 1 && work.some(handlesAny);
+    // A live batch goes to every member in one transaction: two round trips (see applyTogether) whether it holds
+    // one event or many, and one BEGIN … COMMIT for all where each would take its own. A full batch (catching up)
+    // goes to each on its own: side by side on PostgreSQL, and on the embedded database shorter waits for the
+    // readers behind it.
+    const together = events.length < this.batchSize && work.length > 1 && work.some(handlesAny);
     let outcomes: Map<Member, 'applied' | 'discarded' | 'failed'>;
     if (together) {
       try {
@@ -641,30 +638,46 @@ export class ProjectorGroup {
   }
 }
 
+/** Thrown inside applyTogether's transaction to roll it back: another writer moved a member meanwhile. */
+class MemberMoved extends Error {}
+
 /**
- * Every member's events in one transaction: one statement locks them all, one reads where they stand, each
- * applies its rows, one moves their checkpoints to `to`. A member another writer moved meanwhile is left out
- * (discarded); the others commit.
+ * Every member's events in one transaction, in two round trips on PostgreSQL: BEGIN, the lock of every member,
+ * the read of where they stand and the members' own reads go out together; then the members' writes (sent, not
+ * waited for) and the move of their checkpoints to `to` go with COMMIT. So the rows are worked out before the
+ * stored places are known: when another writer moved a member meanwhile (a reset, a swap), nothing commits and
+ * every member is 'discarded', to be read afresh.
  */
 async function applyTogether(deps: ProjectorDeps, work: readonly Work[], to: Checkpoint): Promise<Map<Member, 'applied' | 'discarded'>> {
   const names = work.map((w) => w.member.projection.name);
-  // BEGIN, the locks and the read of the checkpoints go in one round trip, the checkpoints' write with COMMIT.
-  return deps.db.transaction(
-    async (tx, opened) => {
-      const stored = checkpointsOf(opened);
-      const fresh = work.filter(({ member, seen }) => {
-        const now = stored.get(member.projection.name);
-        return now !== undefined && samePlace({ version: now.version, checkpoint: now.checkpoint }, seen);
-      });
-      for (const { member, mine } of fresh) {
-        const handled = mine.filter((event) => member.projection.handles.has(event.type));
-        if (handled.length > 0) await member.projection.applyBatch(tx, handled);
-      }
-      if (fresh.length > 0) tx.closeWith([writeCheckpointsSql(fresh.map(({ member, seen }) => ({ name: member.projection.name, version: seen.version, checkpoint: to })))]);
-      return new Map(work.map((w) => [w.member, fresh.includes(w) ? 'applied' : 'discarded']));
-    },
-    { opening: [lockProjectionsSql(names), READ_CHECKPOINTS_SQL] },
-  );
+  try {
+    return await deps.db.transaction(
+      async (tx, opened) => {
+        // Every member's work ends before the transaction does, even when one fails: none may use it after.
+        const settled = await Promise.allSettled([
+          opened,
+          ...work.map(({ member, mine }) => {
+            const handled = mine.filter((event) => member.projection.handles.has(event.type));
+            return handled.length > 0 ? member.projection.applyBatch(tx, handled) : undefined;
+          }),
+        ]);
+        const failed = settled.find((outcome) => outcome.status === 'rejected');
+        if (failed) throw failed.reason;
+        const stored = checkpointsOf((settled[0] as PromiseFulfilledResult<Record<string, unknown>[]>).value);
+        const moved = work.some(({ member, seen }) => {
+          const now = stored.get(member.projection.name);
+          return now === undefined || !samePlace({ version: now.version, checkpoint: now.checkpoint }, seen);
+        });
+        if (moved) throw new MemberMoved();
+        tx.closeWith([writeCheckpointsSql(work.map(({ member, seen }) => ({ name: member.projection.name, version: seen.version, checkpoint: to })))]);
+        return new Map(work.map((w) => [w.member, 'applied' as const]));
+      },
+      { opening: [lockProjectionsSql(names), READ_CHECKPOINTS_SQL] },
+    );
+  } catch (error) {
+    if (error instanceof MemberMoved) return new Map(work.map((w) => [w.member, 'discarded' as const]));
+    throw error;
+  }
 }
 
 export interface RebuildProgress {

@@ -19,7 +19,7 @@
 // A batch is applied in memory: the rows its events touch are loaded with one statement per table, the events
 // are folded into them in log order, and each changed row is written once (src/projections/batch.ts).
 import { z } from 'zod';
-import type { Queryable } from '../ports/db.ts';
+import type { Queryable, Transaction } from '../ports/db.ts';
 import type { ProjectedEvent } from '../ports/event-store.ts';
 import { BLOCKER_RULES_VERSION, type BlockerEvidence, deriveBlocker } from '../domain/session/blocker.ts';
 import { entitySlugsIn } from '../domain/session/entities.ts';
@@ -198,14 +198,13 @@ class SessionsBatch {
       ids.add(sessionId);
       if (event.type === 'ToolCallRequested' || event.type === 'SessionDeleted') counted.add(sessionId);
     }
-    await this.sessions.load(tx, [...ids].map((id) => ({ id })));
-    await this.toolCounts.load(tx, [...counted].map((session_id) => ({ session_id })), ['session_id']);
+    await Promise.all([this.sessions.load(tx, [...ids].map((id) => ({ id }))), this.toolCounts.load(tx, [...counted].map((session_id) => ({ session_id })), ['session_id'])]);
   }
 
-  async flush(tx: Queryable): Promise<void> {
-    await this.toolCounts.flush(tx);
-    await this.entities.flush(tx);
-    await this.sessions.flush(tx);
+  flush(tx: Transaction): void {
+    this.toolCounts.flush(tx);
+    this.entities.flush(tx);
+    this.sessions.flush(tx);
   }
 
   apply(id: string, e: SessionEvent, at: string): void {
@@ -413,12 +412,12 @@ function setBlocker(row: SessionRow): void {
   row.blocker_evidence = derived.evidence;
 }
 
-async function applyBatch(tx: Queryable, stored: readonly ProjectedEvent[]): Promise<void> {
+async function applyBatch(tx: Transaction, stored: readonly ProjectedEvent[]): Promise<void> {
   const events = sessionEventsIn(stored);
   const batch = new SessionsBatch();
   await batch.load(tx, events);
   for (const { sessionId, event, stored: one } of events) batch.apply(sessionId, event, occurredAt(one));
-  await batch.flush(tx);
+  batch.flush(tx);
 }
 
 export const sessionsProjection: Projection = {

@@ -15,7 +15,7 @@
 // the batch follows from what the batch does to it (insert if absent, or upsert its text), and a completion of
 // a call stored before the batch is an UPDATE, a no-op for an unknown call; so big results never travel back.
 import { z } from 'zod';
-import { PREPARED, type Queryable } from '../ports/db.ts';
+import { PREPARED, type Queryable, type Transaction } from '../ports/db.ts';
 import type { ProjectedEvent } from '../ports/event-store.ts';
 import { Actor, Client } from '../domain/messages.ts';
 import type { SessionEvent, SessionEventOf } from '../domain/session/events.ts';
@@ -265,9 +265,9 @@ function fold(events: readonly TranscriptEvent[], stored: ReadonlyMap<string, St
 const MESSAGE_COLUMNS = 'session_id, id, role, text, created_at, event_position';
 const TOOL_CALL_COLUMNS = 'session_id, id, seq, message_id, name, args, result, error, status, requested_at, completed_at, result_original_bytes, actor, client';
 
-async function deleteSessions(tx: Queryable, sessionIds: readonly string[]): Promise<void> {
+function deleteSessions(tx: Transaction, sessionIds: readonly string[]): void {
   if (sessionIds.length === 0) return;
-  await tx.query('WITH calls AS (DELETE FROM tool_calls WHERE session_id = ANY ($1::text[])) DELETE FROM messages WHERE session_id = ANY ($1::text[])', [sessionIds]);
+  tx.send('WITH calls AS (DELETE FROM tool_calls WHERE session_id = ANY ($1::text[])) DELETE FROM messages WHERE session_id = ANY ($1::text[])', [sessionIds]);
 }
 
 /**
@@ -275,13 +275,13 @@ async function deleteSessions(tx: Queryable, sessionIds: readonly string[]): Pro
  * one writes: completions go to calls stored before the batch, inserts to calls that were not, and each
  * message is in one of the two message lists.
  */
-async function writeChanges(tx: Queryable, sessions: readonly SessionChanges[]): Promise<void> {
+function writeChanges(tx: Transaction, sessions: readonly SessionChanges[]): void {
   const completed = sessions.flatMap((s) => [...s.completed.values()]);
   const requested = sessions.flatMap((s) => [...s.requested.values()]);
   const messages = sessions.flatMap((s) => [...s.messages.values()]);
   if (completed.length + requested.length + messages.length === 0) return;
   const messageRows = (setsText: boolean) => messages.filter((m) => m.setsText === setsText).map((m) => m.row);
-  await tx.query(
+  tx.send(
     `WITH completed AS (
        UPDATE tool_calls t SET result = c.result, error = c.error, status = c.status, completed_at = c.completed_at,
          result_original_bytes = c.result_original_bytes
@@ -300,12 +300,12 @@ async function writeChanges(tx: Queryable, sessions: readonly SessionChanges[]):
   );
 }
 
-async function applyBatch(tx: Queryable, batch: readonly ProjectedEvent[]): Promise<void> {
+async function applyBatch(tx: Transaction, batch: readonly ProjectedEvent[]): Promise<void> {
   const events = sessionEventsIn(batch).map(({ sessionId, event, stored }) => ({ sessionId, event, at: occurredAt(stored), position: stored.position, metadata: stored.metadata }));
   const sessions = fold(events, await loadStoredCalls(tx, events));
   // A statement of its own, and first: what a deleted session's later events create is written after it.
-  await deleteSessions(tx, sessions.filter((s) => s.deleted).map((s) => s.sessionId));
-  await writeChanges(tx, sessions);
+  deleteSessions(tx, sessions.filter((s) => s.deleted).map((s) => s.sessionId));
+  writeChanges(tx, sessions);
 }
 
 export const transcriptProjection: Projection = {

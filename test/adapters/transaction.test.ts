@@ -1,5 +1,6 @@
-// A transaction's opening and closing (TransactionOptions.opening, Transaction.closeWith): the statements run
-// inside the transaction, the opening's last rows reach the function, and a failure anywhere commits nothing.
+// A transaction's opening, closing and statements sent without waiting (TransactionOptions.opening,
+// Transaction.closeWith, Transaction.send): the statements run inside the transaction and in order, the opening's
+// last rows reach the function, and a failure anywhere commits nothing and is the error reported.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databases, type TestDb } from '../support/databases.ts';
 
@@ -22,7 +23,7 @@ describe.each(databases)('transaction opening and closing on $name', (database) 
       async (tx, opened) => {
         tx.closeWith(["INSERT INTO tx_marks VALUES (3, 'closing')"]);
         await tx.query('INSERT INTO tx_marks VALUES ($1, $2)', [2, 'body']);
-        return opened;
+        return await opened;
       },
       { opening: ["INSERT INTO tx_marks VALUES (1, 'opening')", "SELECT n, note FROM tx_marks WHERE n = 1"] },
     );
@@ -52,21 +53,67 @@ describe.each(databases)('transaction opening and closing on $name', (database) 
     expect(await marks()).toEqual(before);
   });
 
-  it('commits nothing when the opening fails, and never calls the function', async () => {
+  it('commits nothing when the opening fails, even what the function sent without waiting for it', async () => {
     const before = await marks();
-    let called = false;
+    const opening = ["INSERT INTO tx_marks VALUES (20, 'opening')", 'SELECT no_such_column FROM tx_marks'];
+    // The function waits for the opening's rows: their error is its error.
     await expect(
       t.db.transaction(
-        () => {
-          called = true;
-          return Promise.resolve();
+        async (tx, opened) => {
+          await opened;
+          tx.send("INSERT INTO tx_marks VALUES (21, 'sent')");
         },
-        { opening: ["INSERT INTO tx_marks VALUES (20, 'opening')", 'SELECT no_such_column FROM tx_marks'] },
+        { opening },
       ),
     ).rejects.toThrow(/no_such_column/);
-    expect(called).toBe(false);
+    // The function never looks at them: the opening's error is still the transaction's.
+    await expect(t.db.transaction((tx) => Promise.resolve(tx.send("INSERT INTO tx_marks VALUES (22, 'sent')")), { opening })).rejects.toThrow(/no_such_column/);
     expect(await marks()).toEqual(before);
     // The connection is usable afterwards: the failed transaction was rolled back, not left open.
+    expect((await t.db.query<{ one: number }>('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+  });
+
+  it('never runs what was sent behind an opening that cannot be parsed outside the transaction', async () => {
+    const before = await marks();
+    // A text that fails to parse runs none of its statements: BEGIN must not be one of them.
+    await expect(t.db.transaction((tx) => Promise.resolve(tx.send("INSERT INTO tx_marks VALUES (23, 'sent')")), { opening: ['SELEC 1'] })).rejects.toThrow(/syntax error/);
+    expect(await marks()).toEqual(before);
+  });
+
+  it('sends statements without waiting, runs them in order with the ones waited for, and commits them', async () => {
+    const note = await t.db.transaction(async (tx) => {
+      tx.send("INSERT INTO tx_marks VALUES (30, 'sent')");
+      tx.send("UPDATE tx_marks SET note = 'updated' WHERE n = 30");
+      const { rows } = await tx.query<{ note: string }>('SELECT note FROM tx_marks WHERE n = $1', [30]);
+      tx.send('INSERT INTO tx_marks VALUES ($1, $2)', [31, 'sent after']);
+      return rows[0]?.note;
+    });
+    expect(note).toBe('updated');
+    expect((await marks()).filter((m) => m.n >= 30)).toEqual([
+      { n: 30, note: 'updated' },
+      { n: 31, note: 'sent after' },
+    ]);
+  });
+
+  it('commits nothing when a statement sent fails, whatever the function returned, and reports that statement', async () => {
+    const before = await marks();
+    await expect(
+      t.db.transaction(async (tx) => {
+        tx.send("INSERT INTO tx_marks VALUES (40, 'sent')");
+        tx.send("INSERT INTO tx_marks VALUES (40, 'duplicate')");
+        tx.send("INSERT INTO tx_marks VALUES (41, 'after the failure')");
+        tx.closeWith(["INSERT INTO tx_marks VALUES (42, 'closing')"]);
+        return Promise.resolve('the function itself succeeded');
+      }),
+    ).rejects.toThrow(/duplicate key|unique/);
+    // A statement waited for behind the failed one fails as "transaction aborted": the cause is reported instead.
+    await expect(
+      t.db.transaction(async (tx) => {
+        tx.send("INSERT INTO tx_marks VALUES (1, 'duplicate')");
+        await tx.query('SELECT 1');
+      }),
+    ).rejects.toThrow(/duplicate key|unique/);
+    expect(await marks()).toEqual(before);
     expect((await t.db.query<{ one: number }>('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
   });
 });

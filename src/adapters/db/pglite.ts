@@ -5,6 +5,7 @@
 import { Worker } from 'node:worker_threads';
 import type { Db, Queryable, Transaction, TransactionOptions } from '../../ports/db.ts';
 import { shipped } from '../../paths.ts';
+import { Sent } from './sent.ts';
 
 // PostgreSQL zeroes its shared buffers at start, which in WebAssembly takes a third of a second for the default
 // 128 MB; an embedded database of one operator's fleet fits in far less, and the OS caches its files anyway.
@@ -90,22 +91,34 @@ export async function pgliteDb(dataDir?: string): Promise<Db> {
   return {
     kind: 'pglite',
     ...on(),
-    async transaction<T>(fn: (tx: Transaction, opened: Record<string, unknown>[]) => Promise<T>, options?: TransactionOptions): Promise<T> {
+    async transaction<T>(fn: (tx: Transaction, opened: Promise<Record<string, unknown>[]>) => Promise<T>, options?: TransactionOptions): Promise<T> {
       const { tx } = await ask({ op: 'begin' });
       if (tx === undefined) throw new Error('the embedded database opened no transaction');
       const queryable = on(tx);
+      // The thread runs a transaction's statements one at a time in the order they were asked for, so what is
+      // sent without waiting runs in order too, and spares the waits between them.
+      const sent = new Sent();
       let result: T;
       try {
-        // No round trips to save in-process: the opening and the closing run a statement at a time.
-        let opened: Record<string, unknown>[] = [];
-        for (const sql of options?.opening ?? []) opened = (await queryable.query(sql)).rows;
+        const answers = (options?.opening ?? []).map((sql) => sent.track(queryable.query(sql)));
+        const opened = sent.track(answers.length === 0 ? Promise.resolve([]) : answers[answers.length - 1]!.then((answer) => answer.rows));
         let closing: readonly string[] = [];
-        result = await fn({ ...queryable, closeWith: (statements) => void (closing = statements) }, opened);
-        for (const sql of closing) await queryable.query(sql);
+        result = await fn(
+          {
+            ...queryable,
+            send: (sql, params) => void sent.track(queryable.query(sql, params)),
+            closeWith: (statements) => void (closing = statements),
+          },
+          opened,
+        );
+        for (const sql of closing) void sent.track(queryable.query(sql));
+        // A statement that failed aborted the transaction, and COMMIT would only roll it back: say why instead.
+        const failure = await sent.firstFailure();
+        if (failure !== null) throw failure;
       } catch (error) {
         // The caller's error is the one to see; a rollback that fails too (the thread gone) adds nothing to it.
         await ask({ op: 'end', tx, commit: false }).catch(() => undefined);
-        throw error;
+        throw await sent.cause(error);
       }
       await ask({ op: 'end', tx, commit: true });
       return result;

@@ -2,6 +2,7 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { Db, QueryOptions, Transaction, TransactionOptions } from '../../ports/db.ts';
+import { Sent } from './sent.ts';
 
 // BIGINT and NUMERIC come back as strings by default; positions fit in a JS number for any real history.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
@@ -22,8 +23,30 @@ function statement(sql: string, params: readonly unknown[] | undefined, options:
   return { text: sql, ...(values && { values }), ...(name !== undefined && { name }) };
 }
 
+/**
+ * Holds a client's writes until the promise jobs of the moment are done, so that what a transaction sends in
+ * one go (its opening and first reads, its writes and COMMIT) leaves in one write to the socket, not one a
+ * statement: on a small VM each socket write costs the wake-up of the process on the other end. node-postgres
+ * corks around each statement it sends; this cork holds those.
+ */
+function writeBatcher(client: pg.PoolClient): () => void {
+  const stream = (client as unknown as { connection?: { stream?: { cork?: () => void; uncork?: () => void } } }).connection?.stream;
+  let held = false;
+  return () => {
+    if (held || typeof stream?.cork !== 'function' || typeof stream.uncork !== 'function') return;
+    held = true;
+    stream.cork();
+    process.nextTick(() => {
+      held = false;
+      stream.uncork!();
+    });
+  };
+}
+
 export function postgresDb(connectionString: string, options: { max?: number } = {}): Db {
-  const pool = new pg.Pool({ connectionString, max: options.max ?? 10 });
+  // Pipelined: a statement goes out without waiting for the answers to those before it on the connection, so
+  // what a transaction sends without waiting (its opening, Transaction.send) shares round trips.
+  const pool = new pg.Pool({ connectionString, max: options.max ?? 10, pipeline: true });
   // An idle client that loses its connection must not crash the process.
   pool.on('error', () => undefined);
   return {
@@ -35,31 +58,52 @@ export function postgresDb(connectionString: string, options: { max?: number } =
     exec: async (sql: string) => {
       await pool.query(sql);
     },
-    async transaction<T>(fn: (tx: Transaction, opened: Record<string, unknown>[]) => Promise<T>, options?: TransactionOptions): Promise<T> {
+    async transaction<T>(fn: (tx: Transaction, opened: Promise<Record<string, unknown>[]>) => Promise<T>, options?: TransactionOptions): Promise<T> {
       const client = await pool.connect();
+      // What went out without being waited for: each is answered before COMMIT is, and any failure is the outcome.
+      const sent = new Sent();
+      const hold = writeBatcher(client);
+      const run = <R extends pg.QueryResultRow>(config: string | pg.QueryConfig): Promise<pg.QueryResult<R>> => {
+        hold();
+        return client.query<R>(config);
+      };
       try {
+        // BEGIN in a message of its own: a statement sent behind it runs inside the transaction even when the
+        // opening cannot be parsed (a multi-statement text that fails to parse runs none of its statements).
+        void sent.track(run('BEGIN'));
         const opening = options?.opening ?? [];
-        // One round trip for BEGIN and the opening; a multi-statement text answers with a result per statement.
-        const began = await client.query(['BEGIN', ...opening].join(';\n'));
-        const results = Array.isArray(began) ? (began as pg.QueryResult[]) : [began];
-        const opened = opening.length > 0 ? (results[results.length - 1]!.rows as Record<string, unknown>[]) : [];
+        const opened = sent.track(
+          opening.length === 0
+            ? Promise.resolve([])
+            : run(opening.join(';\n')).then((answer) => {
+                // A multi-statement text answers with a result per statement.
+                const results = Array.isArray(answer) ? (answer as pg.QueryResult[]) : [answer];
+                return results[results.length - 1]!.rows as Record<string, unknown>[];
+              }),
+        );
         let closing: readonly string[] = [];
         const tx: Transaction = {
           query: async <Row>(sql: string, params?: readonly unknown[], options?: QueryOptions) => {
-            const r = await client.query(statement(sql, params, options));
+            const r = await run(statement(sql, params, options));
             return { rows: r.rows as Row[] };
           },
           exec: async (sql: string) => {
-            await client.query(sql);
+            await run(sql);
           },
+          send: (sql, params, options) => void sent.track(run(statement(sql, params, options))),
           closeWith: (statements) => void (closing = statements),
         };
         const result = await fn(tx, opened);
-        await client.query([...closing, 'COMMIT'].join(';\n'));
+        // A statement sent that failed aborted the transaction, and PostgreSQL answers COMMIT with a rollback,
+        // not an error: the answers to what was sent decide.
+        void sent.track(run([...closing, 'COMMIT'].join(';\n')));
+        const failure = await sent.firstFailure();
+        if (failure !== null) throw failure;
         return result;
       } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw error;
+        // Behind everything sent on this connection, so it is answered last.
+        await run('ROLLBACK').catch(() => undefined);
+        throw await sent.cause(error);
       } finally {
         client.release();
       }

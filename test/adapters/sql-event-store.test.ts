@@ -93,6 +93,25 @@ for (const database of databases) {
       }
     });
 
+    it("tells another store's subscribers of an append by a NOTIFY, an append alone or a group", async () => {
+      // Another store on the same database stands in for another process: only the NOTIFY reaches it.
+      const other = new SqlEventStore(t.db);
+      let fired = 0;
+      const subscription = other.changes().subscribe(() => fired++);
+      const event = { type: 'Heard', data: {}, metadata: {} };
+      try {
+        await waitFor(() => fired === 1, 'the readiness signal');
+        await store.append(newStream(), [event], { expectedVersion: 'no_stream' });
+        await waitFor(() => fired === 2, 'the NOTIFY of an append alone');
+        // Appends that arrive together go as one statement: one NOTIFY for the group, at least one in all.
+        await Promise.all(Array.from({ length: 8 }, () => store.append(newStream(), [event], { expectedVersion: 'no_stream' })));
+        await waitFor(() => fired > 2, 'the NOTIFY of a group');
+      } finally {
+        subscription.unsubscribe();
+        await other.close();
+      }
+    });
+
     it.skipIf(database.name === 'pglite')(
       'a live subscriber holds back a newer commit until an older transaction commits, then delivers both once (skipped on PGlite: one connection serialises transactions, commits cannot interleave)',
       async () => {

@@ -93,8 +93,9 @@ for (const database of databases) {
       }
     });
 
-    it("tells another store's subscribers of an append by a NOTIFY, an append alone or a group", async () => {
-      // Another store on the same database stands in for another process: only the NOTIFY reaches it.
+    it("tells another store's subscribers of an append, alone or in a group: by NOTIFY on PostgreSQL, directly on the embedded database", async () => {
+      // Another store on the same database stands in for another process. On PostgreSQL only the NOTIFY reaches
+      // it; the embedded database belongs to one process, which tells its stores without one.
       const other = new SqlEventStore(t.db);
       let fired = 0;
       const subscription = other.changes().subscribe(() => fired++);

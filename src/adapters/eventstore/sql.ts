@@ -1,7 +1,8 @@
 // The event store on PostgreSQL or PGlite (same SQL through the Db port). Appends lock the stream's row and
 // check its version in one statement; readers follow (transaction_id, global_position) below the oldest open
 // appending transaction, so a transaction that commits late is read late rather than skipped (see migrations/004 and 013).
-// NOTIFY, sent after the commit, wakes other processes' subscribers; this process's are woken directly.
+// NOTIFY, sent after the commit, wakes other processes' subscribers (on PostgreSQL; the embedded database has no
+// other process); this process's are woken directly.
 import { randomUUID } from 'node:crypto';
 import { Observable, Subject } from 'rxjs';
 import { type Db, PREPARED } from '../../ports/db.ts';
@@ -155,6 +156,12 @@ const APPEND_GROUP = `WITH input AS (
   FROM input i LEFT JOIN claimed c ON c.idx = i.idx
   ORDER BY i.idx`;
 
+/**
+ * The stores of this process by database. An embedded database belongs to one process, so an append needs no
+ * NOTIFY there: the other stores on it are told directly.
+ */
+const storesOn = new WeakMap<Db, Set<SqlEventStore>>();
+
 export class SqlEventStore implements EventStore {
   private readonly changes$ = new Subject<void>();
   private listening: Promise<() => Promise<void>> | null = null;
@@ -169,7 +176,11 @@ export class SqlEventStore implements EventStore {
   /** Names this store's notifications, so that it can tell its own echo from another process's append. */
   private readonly instance = randomUUID();
 
-  constructor(private readonly db: Db) {}
+  constructor(private readonly db: Db) {
+    const stores = storesOn.get(db) ?? new Set();
+    stores.add(this);
+    storesOn.set(db, stores);
+  }
 
   /**
    * Appends wait their turn: while a statement is in flight, the appends that arrive meanwhile are queued and go
@@ -322,16 +333,24 @@ export class SqlEventStore implements EventStore {
 
   /**
    * NOTIFY after the commit, not inside the append: PostgreSQL serialises the commits of notifying
-   * transactions (a lock held through the WAL flush). At most one NOTIFY is in flight per store; appends that
-   * commit meanwhile are covered by the next. A lost one only delays: projectors also look on their own.
+   * transactions (a lock held through the WAL flush), and signals the listening backends before it answers. At
+   * most one NOTIFY is in flight per store; appends that commit meanwhile are covered by the next. A lost one
+   * only delays: projectors also look on their own.
    */
   private wakeSubscribers(): void {
     // This process's own subscribers are told at once; the notification is for other processes (its echo here
-    // is ignored, by its payload).
+    // is ignored, by its payload). The embedded database has no other process.
     this.changes$.next();
+    if (this.db.kind === 'pglite') {
+      for (const other of storesOn.get(this.db) ?? []) if (other !== this) other.changes$.next();
+      return;
+    }
     this.wakeWanted = true;
     if (this.waking || this.closed) return;
     this.waking = (async () => {
+      // After what this turn of the event loop sends (the projectors' read of the log, woken just above): a socket
+      // write costs enough on a small VM to show on a lone command's path.
+      await new Promise<void>((resolve) => setImmediate(resolve));
       while (this.wakeWanted && !this.closed) {
         this.wakeWanted = false;
         await this.db.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, this.instance], PREPARED).catch(() => undefined);
@@ -478,6 +497,7 @@ export class SqlEventStore implements EventStore {
   async close(): Promise<void> {
     await this.waking;
     this.closed = true;
+    storesOn.get(this.db)?.delete(this);
     this.changes$.complete();
     await this.listening?.then(
       (unlisten) => unlisten(),

@@ -1,10 +1,14 @@
 // The write path as a client gets it: commands through HTTP to a running `nomos serve`, projectors live and
 // read-your-writes on (each answer waits until the read models show it), beside the store alone doing the same
 // appends in the same run. Each client owns a session and posts user messages to it (one event a command);
-// throughput, p50 and p99 of the answers; meanwhile another client reads GET /sessions?limit=50; and, in a
-// phase of its own, how long after an answer the list shows the command's effect (and how often it did not).
+// throughput, p50 and p99 of the answers; meanwhile another client reads GET /sessions?limit=50 (from a process
+// of its own, and one more from the writers' process); and, in a phase of its own, how long after an answer the
+// list shows the command's effect (and how often it did not).
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { Agent, request } from 'node:http';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import type { EventStore } from '../src/ports/event-store.ts';
 import { percentile } from './latency.ts';
 
@@ -39,7 +43,7 @@ function call(base: string, method: string, path: string, body?: unknown): Promi
   });
 }
 
-async function ok(base: string, method: string, path: string, body?: unknown): Promise<Answer> {
+export async function ok(base: string, method: string, path: string, body?: unknown): Promise<Answer> {
   const answer = await call(base, method, path, body);
   if (answer.status < 200 || answer.status >= 300) throw new Error(`${method} ${path}: ${answer.status} ${JSON.stringify(answer.body).slice(0, 300)}`);
   return answer;
@@ -53,8 +57,38 @@ export interface CommandRun {
   readonly p99: number;
   /** Answers whose read-your-writes wait hit NOMOS_READ_WAIT_MS (X-Nomos-Read-Wait: timed-out). */
   readonly timedOut: number;
-  /** GET /sessions?limit=50 from one more client while these wrote (null when not measured). */
-  readonly reads: { readonly requests: number; readonly p50: number; readonly p99: number } | null;
+  /** GET /sessions?limit=50 from a client process of its own while these wrote (null when not measured). */
+  readonly reads: Reads | null;
+  /** The same from a client in the writers' process, whose event loop its figures share (null when not measured). */
+  readonly readsInProcess: Reads | null;
+}
+
+export interface Reads {
+  readonly requests: number;
+  readonly p50: number;
+  readonly p99: number;
+}
+
+const reads = (latencies: readonly number[]): Reads => ({ requests: latencies.length, p50: percentile(latencies, 50), p99: percentile(latencies, 99) });
+
+/** bench/reader.ts in a process of its own, reading once it has said ready; stop() ends it and hands back its latencies. */
+async function readerProcess(base: string): Promise<{ stop(): Promise<number[]> }> {
+  const script = fileURLToPath(new URL('./reader.ts', import.meta.url));
+  const child = spawn(process.execPath, ['--import', 'tsx', script, base], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  const first = await lines.next();
+  if (first.value !== 'ready') {
+    child.kill();
+    throw new Error(`the reader process did not start (it said ${JSON.stringify(first.value)})`);
+  }
+  return {
+    async stop() {
+      child.stdin.end('stop\n');
+      const last = await lines.next();
+      if (last.done === true) throw new Error('the reader process ended without its figures');
+      return JSON.parse(last.value) as number[];
+    },
+  };
 }
 
 /**
@@ -70,6 +104,7 @@ export async function commandsThroughHttp(base: string, options: { clients: numb
   const latencies: number[] = [];
   let timedOut = 0;
   let writing = true;
+  const ownProcess = options.reader ? await readerProcess(base) : null;
   const readLatencies: number[] = [];
   const reader = options.reader
     ? (async () => {
@@ -92,6 +127,7 @@ export async function commandsThroughHttp(base: string, options: { clients: numb
   const seconds = (performance.now() - started) / 1000;
   writing = false;
   await reader;
+  const ownLatencies = await ownProcess?.stop();
   return {
     clients: options.clients,
     commands: latencies.length,
@@ -99,7 +135,8 @@ export async function commandsThroughHttp(base: string, options: { clients: numb
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
     timedOut,
-    reads: reader ? { requests: readLatencies.length, p50: percentile(readLatencies, 50), p99: percentile(readLatencies, 99) } : null,
+    reads: ownLatencies ? reads(ownLatencies) : null,
+    readsInProcess: reader ? reads(readLatencies) : null,
   };
 }
 

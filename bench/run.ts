@@ -168,7 +168,7 @@ async function main(): Promise<void> {
       `- data: ${n(loaded.sessions)} generated sessions, ${n(loaded.events)} events (seed ${SEED}); the rebuild ran on the first ${n(rebuildLog)}`,
       `- population: ${coverage}`,
       '- method: appends are SqlEventStore.append calls with the right expected version, one per command, no server running; the rest of the log is loaded one append per session (same events); rebuilds go through rebuildProjections (all in one pass) and rebuildProjection (each alone); `VACUUM ANALYZE` and `CHECKPOINT` after the load, before the HTTP figures; HTTP figures are against a spawned `nomos serve`, requests one at a time',
-      '- write path: fresh databases; each client (keep-alive node:http) owns a session and posts `post_user_message` commands one after another (one event each), every answer waiting for the read models (read-your-writes, the default); the store-alone rows append the same one-event batches with SqlEventStore.append in the same run, no server; the reader of GET /sessions runs beside the 32 writers',
+      '- write path: fresh databases; each client (keep-alive node:http) owns a session and posts `post_user_message` commands one after another (one event each), every answer waiting for the read models (read-your-writes, the default); the store-alone rows append the same one-event batches with SqlEventStore.append in the same run, no server; the reader of GET /sessions runs beside the 32 writers in a process of its own (a second one in the writers’ process, for comparison)',
     ];
     // The targets are set for the full scale (1 M events, 100 k sessions, an audit of 10 k).
     const judged = scale.name === 'full';

@@ -97,7 +97,10 @@ export function writePathRows(w: WritePath): Row[] {
       met: rate(many) >= 2_000 && many.p99 <= 50,
     },
     ...(many.reads
-      ? [{ metric: `GET /sessions?limit=50 from a client while 32 write (${n(many.reads.requests)} requests)`, figure: `p50 ${ms(many.reads.p50)}, p99 ${ms(many.reads.p99)}`, target: 'p99 ≤ 10 ms', met: many.reads.p99 <= 10 }]
+      ? [{ metric: `GET /sessions?limit=50 from a client process of its own while 32 write (${n(many.reads.requests)} requests)`, figure: `p50 ${ms(many.reads.p50)}, p99 ${ms(many.reads.p99)}`, target: 'p99 ≤ 10 ms', met: many.reads.p99 <= 10 }]
+      : []),
+    ...(many.readsInProcess
+      ? [{ metric: `GET /sessions?limit=50 at the same time from a client in the writers' own process (${n(many.readsInProcess.requests)} requests)`, figure: `p50 ${ms(many.readsInProcess.p50)}, p99 ${ms(many.readsInProcess.p99)}`, target: null }]
       : []),
     {
       metric: `command answered → visible in GET /sessions, 32 clients (${n(visibility.commands)} commands)`,

@@ -47,7 +47,6 @@ function timedDb(db: Db, stats: Map<string, Stat>): Db {
             fn(
               {
                 exec: (sql) => tx.exec(sql),
-                closeWith: (statements) => tx.closeWith(statements),
                 send: (sql, params, options) => tx.send(sql, params, options),
                 query: async <Row>(sql: string, params?: readonly unknown[]) => {
                   const t = performance.now();

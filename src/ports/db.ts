@@ -33,29 +33,31 @@ export interface Lease {
   release(): Promise<void>;
 }
 
+/** A statement with its parameters, for a transaction's opening. */
+export interface Statement {
+  readonly sql: string;
+  readonly params?: readonly unknown[];
+  readonly options?: QueryOptions;
+}
+
 export interface TransactionOptions {
   /**
-   * Statements without parameters to run first, right after BEGIN: PostgreSQL gets them in BEGIN's round trip
-   * (the simple query protocol; each statement still takes a snapshot of its own). fn is called at once and given
-   * the rows of the last of them as a promise, so that the statements it runs before waiting for them go out
-   * in the same round trip. An opening that fails fails the transaction, whether fn waited for it or not.
+   * Statements to run first, right after BEGIN, sent without waiting (each takes a snapshot of its own): fn is
+   * called at once and given the rows of the last of them as a promise, so that the statements it runs before
+   * waiting for them go out in the same round trip. An opening that fails fails the transaction, whether fn
+   * waited for it or not.
    */
-  readonly opening?: readonly string[];
+  readonly opening?: readonly Statement[];
 }
 
 export interface Transaction extends Queryable {
   /**
    * Runs a statement whose result fn does not need: sent at once, after the statements before it and before
    * those after it, and not waited for. Its failure fails the transaction: nothing commits and `transaction`
-   * rejects with that error, whatever fn returned. PostgreSQL gets the statements sent this way and the commit
-   * in one round trip.
+   * rejects with that error, whatever fn returned. PostgreSQL gets the statements sent this way in one turn of
+   * the event loop, and the commit, in one round trip.
    */
   send(sql: string, params?: readonly unknown[], options?: QueryOptions): void;
-  /**
-   * Statements without parameters to run last, once fn has resolved: PostgreSQL gets them in COMMIT's round
-   * trip. A later call replaces an earlier one.
-   */
-  closeWith(statements: readonly string[]): void;
 }
 
 export interface Db extends Queryable {

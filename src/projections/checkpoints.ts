@@ -1,6 +1,6 @@
 // The projection_checkpoints table: where each projection stands and under which version its rows were
 // written, plus the per-projection advisory lock that serialises every writer of those rows.
-import { type Db, PREPARED, type Queryable } from '../ports/db.ts';
+import { type Db, PREPARED, type Queryable, type Statement, type Transaction } from '../ports/db.ts';
 import { type Checkpoint, START } from '../ports/event-store.ts';
 import type { Projection } from './projection.ts';
 
@@ -25,7 +25,7 @@ const stored = (row: CheckpointRow): StoredCheckpoint => ({
 
 /** Every stored checkpoint, by projection name, in one statement. */
 export async function readCheckpoints(db: Queryable): Promise<Map<string, StoredCheckpoint>> {
-  const { rows } = await db.query(READ_CHECKPOINTS_SQL, [], PREPARED);
+  const { rows } = await db.query(READ_CHECKPOINTS.sql, [], PREPARED);
   return checkpointsOf(rows);
 }
 
@@ -54,40 +54,35 @@ export async function lockProjection(tx: Queryable, name: string, options: { asy
   await tx.query(`SELECT ${options.asyncCommit === true ? ASYNC_COMMIT : ''}pg_advisory_xact_lock(hashtext('projection:' || $1))`, [name], PREPARED);
 }
 
-// Projection names come from code, never from input; refusing anything else keeps them safe to inline.
-const PROJECTION_NAME = /^[a-z_][a-z0-9_:.-]*$/;
-
-const nameLiteral = (name: string): string => {
-  if (!PROJECTION_NAME.test(name)) throw new Error(`refusing projection name ${JSON.stringify(name)}`);
-  return `'${name}'`;
-};
-
-const integerLiteral = (value: number): string => {
-  if (!Number.isSafeInteger(value)) throw new Error(`refusing ${value} as an integer`);
-  return String(value);
-};
-
 /**
- * lockProjection for several projections, as one statement without parameters (for a transaction's opening),
- * taken in name order so that two holders of overlapping sets cannot deadlock; also turns off synchronous
- * commit. The rows the locks guard are read by the transaction's next statement.
+ * lockProjection for several projections in one statement (for a transaction's opening), taken in name order so
+ * that two holders of overlapping sets cannot deadlock; also turns off synchronous commit. The rows the locks
+ * guard are read by the transaction's next statement.
  */
-export function lockProjectionsSql(names: readonly string[]): string {
-  return `SELECT ${ASYNC_COMMIT}count(pg_advisory_xact_lock(hashtext('projection:' || n))) FROM unnest(ARRAY[${[...names].sort().map(nameLiteral).join(', ')}]::text[]) AS n`;
+export function lockProjections(names: readonly string[]): Statement {
+  return {
+    sql: `SELECT ${ASYNC_COMMIT}count(pg_advisory_xact_lock(hashtext('projection:' || n))) FROM unnest($1::text[]) AS n`,
+    params: [[...names].sort()],
+    options: PREPARED,
+  };
 }
 
-/** readCheckpoints as a statement without parameters (for a transaction's opening). */
-export const READ_CHECKPOINTS_SQL = 'SELECT name, version, tx, pos, updated_at FROM projection_checkpoints';
+/** readCheckpoints as a statement (for a transaction's opening); checkpointsOf reads its rows. */
+export const READ_CHECKPOINTS: Statement = { sql: 'SELECT name, version, tx, pos, updated_at FROM projection_checkpoints', options: PREPARED };
 
-/** The rows of READ_CHECKPOINTS_SQL, by projection name. */
+/** The rows of READ_CHECKPOINTS, by projection name. */
 export const checkpointsOf = (rows: readonly Record<string, unknown>[]): Map<string, StoredCheckpoint> =>
   new Map(rows.map((row) => [String(row.name), stored(row as unknown as CheckpointRow)]));
 
-/** writeCheckpoint for several projections, as one statement without parameters (for a transaction's closing). */
-export function writeCheckpointsSql(entries: readonly { name: string; version: number; checkpoint: Checkpoint }[]): string {
-  const values = entries.map((e) => `(${nameLiteral(e.name)}, ${integerLiteral(e.version)}, ${integerLiteral(e.checkpoint.tx)}, ${integerLiteral(e.checkpoint.pos)}, now())`);
-  return `INSERT INTO projection_checkpoints (name, version, tx, pos, updated_at) VALUES ${values.join(', ')}
-     ON CONFLICT (name) DO UPDATE SET version = EXCLUDED.version, tx = EXCLUDED.tx, pos = EXCLUDED.pos, updated_at = now()`;
+/** writeCheckpoint for several projections in one statement. */
+export function writeCheckpoints(tx: Transaction, entries: readonly { name: string; version: number; checkpoint: Checkpoint }[]): void {
+  tx.send(
+    `INSERT INTO projection_checkpoints (name, version, tx, pos, updated_at)
+     SELECT name, version, tx, pos, now() FROM unnest($1::text[], $2::int[], $3::bigint[], $4::bigint[]) AS c(name, version, tx, pos)
+     ON CONFLICT (name) DO UPDATE SET version = EXCLUDED.version, tx = EXCLUDED.tx, pos = EXCLUDED.pos, updated_at = now()`,
+    [entries.map((e) => e.name), entries.map((e) => e.version), entries.map((e) => e.checkpoint.tx), entries.map((e) => e.checkpoint.pos)],
+    PREPARED,
+  );
 }
 
 export async function writeCheckpoint(tx: Queryable, name: string, version: number, checkpoint: Checkpoint): Promise<void> {

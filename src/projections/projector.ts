@@ -8,15 +8,15 @@ import {
   livePositionSql,
   lockProjection,
   checkpointsOf,
-  lockProjectionsSql,
-  READ_CHECKPOINTS_SQL,
+  lockProjections,
+  READ_CHECKPOINTS,
   moveCheckpoint,
   readCheckpoint,
   readCheckpoints,
   resetProjection,
   type StoredCheckpoint,
   writeCheckpoint,
-  writeCheckpointsSql,
+  writeCheckpoints,
 } from './checkpoints.ts';
 import type { Projection } from './projection.ts';
 import { advanceRebuild, beginRebuild, dropRetired, enterShadow, indexShadow, lockRebuild, readRebuild, readRebuilds, swapShadow } from './shadow.ts';
@@ -669,10 +669,10 @@ async function applyTogether(deps: ProjectorDeps, work: readonly Work[], to: Che
           return now === undefined || !samePlace({ version: now.version, checkpoint: now.checkpoint }, seen);
         });
         if (moved) throw new MemberMoved();
-        tx.closeWith([writeCheckpointsSql(work.map(({ member, seen }) => ({ name: member.projection.name, version: seen.version, checkpoint: to })))]);
+        writeCheckpoints(tx, work.map(({ member, seen }) => ({ name: member.projection.name, version: seen.version, checkpoint: to })));
         return new Map(work.map((w) => [w.member, 'applied' as const]));
       },
-      { opening: [lockProjectionsSql(names), READ_CHECKPOINTS_SQL] },
+      { opening: [lockProjections(names), READ_CHECKPOINTS] },
     );
   } catch (error) {
     if (error instanceof MemberMoved) return new Map(work.map((w) => [w.member, 'discarded' as const]));

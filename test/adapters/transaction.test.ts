@@ -1,10 +1,11 @@
-// A transaction's opening, closing and statements sent without waiting (TransactionOptions.opening,
-// Transaction.closeWith, Transaction.send): the statements run inside the transaction and in order, the opening's
-// last rows reach the function, and a failure anywhere commits nothing and is the error reported.
+// A transaction's opening and the statements it sends without waiting (TransactionOptions.opening,
+// Transaction.send): the statements run inside the transaction and in order, the opening's last rows reach the
+// function, and a failure anywhere commits nothing and is the error reported.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PREPARED } from '../../src/ports/db.ts';
 import { databases, type TestDb } from '../support/databases.ts';
 
-describe.each(databases)('transaction opening and closing on $name', (database) => {
+describe.each(databases)('transaction opening and statements sent on $name', (database) => {
   let t: TestDb;
 
   beforeAll(async () => {
@@ -21,11 +22,17 @@ describe.each(databases)('transaction opening and closing on $name', (database) 
   it('runs the opening inside the transaction and gives the function the rows of its last statement', async () => {
     const seen = await t.db.transaction(
       async (tx, opened) => {
-        tx.closeWith(["INSERT INTO tx_marks VALUES (3, 'closing')"]);
         await tx.query('INSERT INTO tx_marks VALUES ($1, $2)', [2, 'body']);
-        return await opened;
+        const rows = await opened;
+        tx.send("INSERT INTO tx_marks VALUES (3, 'closing')");
+        return rows;
       },
-      { opening: ["INSERT INTO tx_marks VALUES (1, 'opening')", "SELECT n, note FROM tx_marks WHERE n = 1"] },
+      {
+        opening: [
+          { sql: 'INSERT INTO tx_marks VALUES ($1, $2)', params: [1, 'opening'], options: PREPARED },
+          { sql: 'SELECT n, note FROM tx_marks WHERE n = $1', params: [1] },
+        ],
+      },
     );
     // The opening's own insert is visible to its next statement: both ran in the transaction, in order.
     expect(seen).toEqual([{ n: 1, note: 'opening' }]);
@@ -41,13 +48,14 @@ describe.each(databases)('transaction opening and closing on $name', (database) 
     expect(opened).toEqual([]);
   });
 
-  it('commits nothing when the closing fails, and reports its error', async () => {
+  it('commits nothing when the last statement sent fails, and reports its error', async () => {
     const before = await marks();
     await expect(
       t.db.transaction(async (tx) => {
         await tx.query("INSERT INTO tx_marks VALUES (10, 'body')");
-        // n = 1 exists: the closing's second statement fails after its first ran.
-        tx.closeWith(["INSERT INTO tx_marks VALUES (11, 'closing')", "INSERT INTO tx_marks VALUES (1, 'duplicate')"]);
+        // n = 1 exists: the second statement sent last fails after the first ran.
+        tx.send("INSERT INTO tx_marks VALUES (11, 'closing')");
+        tx.send("INSERT INTO tx_marks VALUES (1, 'duplicate')");
       }),
     ).rejects.toThrow(/duplicate key|unique/);
     expect(await marks()).toEqual(before);
@@ -55,7 +63,7 @@ describe.each(databases)('transaction opening and closing on $name', (database) 
 
   it('commits nothing when the opening fails, even what the function sent without waiting for it', async () => {
     const before = await marks();
-    const opening = ["INSERT INTO tx_marks VALUES (20, 'opening')", 'SELECT no_such_column FROM tx_marks'];
+    const opening = [{ sql: "INSERT INTO tx_marks VALUES (20, 'opening')" }, { sql: 'SELECT no_such_column FROM tx_marks' }];
     // The function waits for the opening's rows: their error is its error.
     await expect(
       t.db.transaction(
@@ -75,8 +83,8 @@ describe.each(databases)('transaction opening and closing on $name', (database) 
 
   it('never runs what was sent behind an opening that cannot be parsed outside the transaction', async () => {
     const before = await marks();
-    // A text that fails to parse runs none of its statements: BEGIN must not be one of them.
-    await expect(t.db.transaction((tx) => Promise.resolve(tx.send("INSERT INTO tx_marks VALUES (23, 'sent')")), { opening: ['SELEC 1'] })).rejects.toThrow(/syntax error/);
+    // BEGIN must not go with a statement that fails to parse (a text that fails to parse runs none of its statements).
+    await expect(t.db.transaction((tx) => Promise.resolve(tx.send("INSERT INTO tx_marks VALUES (23, 'sent')")), { opening: [{ sql: 'SELEC 1' }] })).rejects.toThrow(/syntax error/);
     expect(await marks()).toEqual(before);
   });
 
@@ -102,7 +110,6 @@ describe.each(databases)('transaction opening and closing on $name', (database) 
         tx.send("INSERT INTO tx_marks VALUES (40, 'sent')");
         tx.send("INSERT INTO tx_marks VALUES (40, 'duplicate')");
         tx.send("INSERT INTO tx_marks VALUES (41, 'after the failure')");
-        tx.closeWith(["INSERT INTO tx_marks VALUES (42, 'closing')"]);
         return Promise.resolve('the function itself succeeded');
       }),
     ).rejects.toThrow(/duplicate key|unique/);

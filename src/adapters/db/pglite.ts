@@ -100,18 +100,15 @@ export async function pgliteDb(dataDir?: string): Promise<Db> {
       const sent = new Sent();
       let result: T;
       try {
-        const answers = (options?.opening ?? []).map((sql) => sent.track(queryable.query(sql)));
+        const answers = (options?.opening ?? []).map(({ sql, params }) => sent.track(queryable.query(sql, params)));
         const opened = sent.track(answers.length === 0 ? Promise.resolve([]) : answers[answers.length - 1]!.then((answer) => answer.rows));
-        let closing: readonly string[] = [];
         result = await fn(
           {
             ...queryable,
             send: (sql, params) => void sent.track(queryable.query(sql, params)),
-            closeWith: (statements) => void (closing = statements),
           },
           opened,
         );
-        for (const sql of closing) void sent.track(queryable.query(sql));
         // A statement that failed aborted the transaction, and COMMIT would only roll it back: say why instead.
         const failure = await sent.firstFailure();
         if (failure !== null) throw failure;

@@ -69,19 +69,10 @@ export function postgresDb(connectionString: string, options: { max?: number } =
       };
       try {
         // BEGIN in a message of its own: a statement sent behind it runs inside the transaction even when the
-        // opening cannot be parsed (a multi-statement text that fails to parse runs none of its statements).
+        // opening cannot be parsed.
         void sent.track(run('BEGIN'));
-        const opening = options?.opening ?? [];
-        const opened = sent.track(
-          opening.length === 0
-            ? Promise.resolve([])
-            : run(opening.join(';\n')).then((answer) => {
-                // A multi-statement text answers with a result per statement.
-                const results = Array.isArray(answer) ? (answer as pg.QueryResult[]) : [answer];
-                return results[results.length - 1]!.rows as Record<string, unknown>[];
-              }),
-        );
-        let closing: readonly string[] = [];
+        const answers = (options?.opening ?? []).map(({ sql, params, options }) => sent.track(run(statement(sql, params, options))));
+        const opened = sent.track(answers.length === 0 ? Promise.resolve([]) : answers[answers.length - 1]!.then((answer) => answer.rows as Record<string, unknown>[]));
         const tx: Transaction = {
           query: async <Row>(sql: string, params?: readonly unknown[], options?: QueryOptions) => {
             const r = await run(statement(sql, params, options));
@@ -91,12 +82,11 @@ export function postgresDb(connectionString: string, options: { max?: number } =
             await run(sql);
           },
           send: (sql, params, options) => void sent.track(run(statement(sql, params, options))),
-          closeWith: (statements) => void (closing = statements),
         };
         const result = await fn(tx, opened);
         // A statement sent that failed aborted the transaction, and PostgreSQL answers COMMIT with a rollback,
         // not an error: the answers to what was sent decide.
-        void sent.track(run([...closing, 'COMMIT'].join(';\n')));
+        void sent.track(run('COMMIT'));
         const failure = await sent.firstFailure();
         if (failure !== null) throw failure;
         return result;

@@ -16,10 +16,18 @@ export interface QueryOptions {
    * would fail it with "cached plan must not change result type".
    */
   readonly prepare?: boolean;
+  /**
+   * The statement only reads (it writes nothing, has no side effect): a projector may send it ahead, with its
+   * transaction's first statements, when it can guess the batch the projection will be given.
+   */
+  readonly readOnly?: boolean;
 }
 
 /** QueryOptions for a statement prepared once per connection. */
 export const PREPARED: QueryOptions = { prepare: true };
+
+/** PREPARED, for a read that may be sent ahead (readOnly). */
+export const PREPARED_READ: QueryOptions = { prepare: true, readOnly: true };
 
 export interface Queryable {
   query<Row = Record<string, unknown>>(sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<{ rows: Row[] }>;

@@ -1,5 +1,6 @@
 // The event store port: what the command layer and the projector need from any event store
 // (PostgreSQL, PGlite or EventStoreDB). Adapters live in src/adapters/eventstore.
+import type { Queryable } from './db.ts';
 import type { Observable } from 'rxjs';
 
 /** Where a reader stands in the global log; opaque to callers, ordered by `compareCheckpoints`. */
@@ -73,6 +74,21 @@ export interface ReadAllResult<E extends ProjectedEvent = StoredEvent> {
   readonly pending: boolean;
 }
 
+/**
+ * The log of a store kept in the projections' own database, read inside a projection's transaction: the read
+ * then shares the transaction's first round trip instead of taking one of its own before it.
+ */
+export interface LogInDatabase {
+  /** readAllProjected's page, read by a statement on `on` (a transaction on the same database). */
+  readAllProjectedOn(on: Queryable, options: { after: Checkpoint; limit: number }): Promise<ReadAllResult<ProjectedEvent>>;
+  /**
+   * The events this store appended after `after`, in log order, as far as it remembers them: a guess at the next
+   * page to read ahead by, never a substitute for reading it (another process's appends are not in it, and a
+   * position may be off where another writer drew from the same sequence meanwhile).
+   */
+  appendedAfter(after: Checkpoint): ProjectedEvent[];
+}
+
 export interface EventStore {
   append(streamName: string, events: readonly NewEvent[], options: { expectedVersion: ExpectedVersion }): Promise<AppendResult>;
   /** All events of one stream in order; version is -1 for a stream that does not exist. */
@@ -89,6 +105,8 @@ export interface EventStore {
   checkpointOf(position: number): Promise<Checkpoint | null>;
   /** Checkpoint of the last event in the log (START when empty): how far a reader could get right now. */
   head(): Promise<{ checkpoint: Checkpoint; position: number }>;
+  /** The log as read from inside a transaction on `db`, when it lives in that database; null (or absent) when not. */
+  logIn?(db: Queryable): LogInDatabase | null;
   close(): Promise<void>;
 }
 

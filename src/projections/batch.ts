@@ -6,7 +6,7 @@
 // Rows travel as JSON both ways (to_jsonb out, jsonb_populate_recordset in): one parameter carries any number
 // of rows of any shape, the same SQL runs on PostgreSQL and PGlite, and timestamps, arrays and jsonb columns
 // round-trip exactly.
-import { PREPARED, type Queryable, type Transaction } from '../ports/db.ts';
+import { PREPARED, PREPARED_READ, type Queryable, type Transaction } from '../ports/db.ts';
 
 export interface TableShape<R> {
   readonly table: string;
@@ -67,7 +67,7 @@ export class RowSet<R extends Row> {
          WHERE (${list(by)}) IN (SELECT ${list(by)} FROM jsonb_populate_recordset(NULL::${table}, $1::jsonb))
        ) r`,
       [JSON.stringify(matches.map((match) => Object.fromEntries(by.map((column) => [column, match[column]]))))],
-      PREPARED,
+      PREPARED_READ,
     );
     const loaded: R[] = [];
     for (const { row } of rows) {

@@ -1,8 +1,8 @@
 // Runs a projection: reads events after its stored checkpoint, applies them and moves the checkpoint in one
 // transaction, then follows the log live. Also rebuilds projections into shadow tables and swaps them in,
 // and answers how far each has got.
-import type { Db, Queryable } from '../ports/db.ts';
-import { type Checkpoint, compareCheckpoints, type EventStore, type ProjectedEvent, type ReadAllResult } from '../ports/event-store.ts';
+import type { Db, Queryable, Transaction } from '../ports/db.ts';
+import { type Checkpoint, compareCheckpoints, type EventStore, type LogInDatabase, type ProjectedEvent, type ReadAllResult } from '../ports/event-store.ts';
 import {
   ensureCheckpoint,
   livePositionSql,
@@ -19,6 +19,7 @@ import {
   writeCheckpoints,
 } from './checkpoints.ts';
 import type { Projection } from './projection.ts';
+import { readsFor, sendAhead } from './read-ahead.ts';
 import { advanceRebuild, beginRebuild, dropRetired, enterShadow, indexShadow, lockRebuild, readRebuild, readRebuilds, swapShadow } from './shadow.ts';
 import { DEFAULT_REBUILD_BATCH_SIZE } from './rebuild-defaults.ts';
 
@@ -460,6 +461,8 @@ export class ProjectorGroup {
   private current: { run: Run; done: Promise<void> } | null = null;
   /** The batch in flight: leave() lets it commit (or fail) before the lead is handed back. */
   private inFlight: Promise<unknown> = Promise.resolve();
+  /** The last page read was not full: the group is following the log's head, not catching up. */
+  private live = false;
 
   constructor(
     private readonly deps: ProjectorDeps,
@@ -568,7 +571,15 @@ export class ProjectorGroup {
     }
     const places = members.map((m) => m.known!);
     const from = places.map((p) => p.checkpoint).reduce((a, b) => (compareCheckpoints(a, b) <= 0 ? a : b));
-    const { events, pending } = await this.deps.store.readAllProjected({ after: from, limit: this.batchSize });
+    // A live batch is read inside the transaction that applies it, when the log is in the same database: the read
+    // then shares the transaction's first round trip, and so do the reads its events call for when they are the
+    // ones this process just appended (readAndApply).
+    const log = this.live ? (this.deps.store.logIn?.(this.deps.db) ?? null) : null;
+    const read = log
+      ? await readAndApply(this.deps, log, members.map((member, i) => ({ member, seen: places[i]! })), from, this.batchSize)
+      : { ...(await this.deps.store.readAllProjected({ after: from, limit: this.batchSize })), outcomes: null, failure: null };
+    const { events, pending } = read;
+    this.live = events.length < this.batchSize;
     const last = events[events.length - 1];
     if (!last) return { read: 0, pending, discarded: false };
     const work: Work[] = [];
@@ -581,18 +592,21 @@ export class ProjectorGroup {
     // one event or many, and one BEGIN … COMMIT for all where each would take its own. A full batch (catching up)
     // goes to each on its own: side by side on PostgreSQL, and on the embedded database shorter waits for the
     // readers behind it.
-    const together = events.length < this.batchSize && work.length > 1 && work.some(handlesAny);
-    let outcomes: Map<Member, 'applied' | 'discarded' | 'failed'>;
-    if (together) {
-      try {
-        outcomes = await applyTogether(this.deps, work, last.checkpoint);
-      } catch (error) {
+    let outcomes: Map<Member, 'applied' | 'discarded' | 'failed'> | null = read.outcomes;
+    if (outcomes === null) {
+      let failure = read.failure;
+      if (failure === null && events.length < this.batchSize && work.length > 1 && work.some(handlesAny)) {
+        try {
+          outcomes = await applyTogether(this.deps, work, last.checkpoint);
+        } catch (error) {
+          failure = error ?? new Error('the shared transaction failed');
+        }
+      }
+      if (outcomes === null) {
         outcomes = await this.eachAlone(work, last.checkpoint);
         // The shared transaction failed where each on its own did not: a conflict of the moment, worth a word.
-        if (![...outcomes.values()].includes('failed')) this.report(this.onError, error);
+        if (failure !== null && ![...outcomes.values()].includes('failed')) this.report(this.onError, failure);
       }
-    } else {
-      outcomes = await this.eachAlone(work, last.checkpoint);
     }
     let discarded = false;
     for (const { member, seen } of work) {
@@ -638,8 +652,34 @@ export class ProjectorGroup {
   }
 }
 
-/** Thrown inside applyTogether's transaction to roll it back: another writer moved a member meanwhile. */
+/** Thrown inside a group's transaction to roll it back: another writer moved a member meanwhile. */
 class MemberMoved extends Error {}
+
+/**
+ * Inside a group's transaction, once the stored checkpoints are known: every member's events applied (on the
+ * transaction `txOf` gives it), and their checkpoints moved to `to` by a statement sent behind their writes. A
+ * member another writer moved meanwhile (a reset, a swap) rolls everything back (MemberMoved).
+ */
+async function applyInside(tx: Transaction, work: readonly Work[], storedRows: Promise<Record<string, unknown>[]>, to: Checkpoint, txOf: (member: Member) => Transaction = () => tx): Promise<Map<Member, 'applied'>> {
+  // Every member's work ends before the transaction does, even when one fails: none may use it after.
+  const settled = await Promise.allSettled([
+    storedRows,
+    ...work.map(({ member, mine }) => {
+      const handled = mine.filter((event) => member.projection.handles.has(event.type));
+      return handled.length > 0 ? member.projection.applyBatch(txOf(member), handled) : undefined;
+    }),
+  ]);
+  const failed = settled.find((outcome) => outcome.status === 'rejected');
+  if (failed) throw failed.reason;
+  const stored = checkpointsOf((settled[0] as PromiseFulfilledResult<Record<string, unknown>[]>).value);
+  const moved = work.some(({ member, seen }) => {
+    const now = stored.get(member.projection.name);
+    return now === undefined || !samePlace({ version: now.version, checkpoint: now.checkpoint }, seen);
+  });
+  if (moved) throw new MemberMoved();
+  writeCheckpoints(tx, work.map(({ member, seen }) => ({ name: member.projection.name, version: seen.version, checkpoint: to })));
+  return new Map(work.map((w) => [w.member, 'applied' as const]));
+}
 
 /**
  * Every member's events in one transaction, in two round trips on PostgreSQL: BEGIN, the lock of every member,
@@ -649,34 +689,70 @@ class MemberMoved extends Error {}
  * every member is 'discarded', to be read afresh.
  */
 async function applyTogether(deps: ProjectorDeps, work: readonly Work[], to: Checkpoint): Promise<Map<Member, 'applied' | 'discarded'>> {
-  const names = work.map((w) => w.member.projection.name);
   try {
-    return await deps.db.transaction(
-      async (tx, opened) => {
-        // Every member's work ends before the transaction does, even when one fails: none may use it after.
-        const settled = await Promise.allSettled([
-          opened,
-          ...work.map(({ member, mine }) => {
-            const handled = mine.filter((event) => member.projection.handles.has(event.type));
-            return handled.length > 0 ? member.projection.applyBatch(tx, handled) : undefined;
-          }),
-        ]);
-        const failed = settled.find((outcome) => outcome.status === 'rejected');
-        if (failed) throw failed.reason;
-        const stored = checkpointsOf((settled[0] as PromiseFulfilledResult<Record<string, unknown>[]>).value);
-        const moved = work.some(({ member, seen }) => {
-          const now = stored.get(member.projection.name);
-          return now === undefined || !samePlace({ version: now.version, checkpoint: now.checkpoint }, seen);
-        });
-        if (moved) throw new MemberMoved();
-        writeCheckpoints(tx, work.map(({ member, seen }) => ({ name: member.projection.name, version: seen.version, checkpoint: to })));
-        return new Map(work.map((w) => [w.member, 'applied' as const]));
-      },
-      { opening: [lockProjections(names), READ_CHECKPOINTS] },
-    );
+    return await deps.db.transaction((tx, opened) => applyInside(tx, work, opened, to), {
+      opening: [lockProjections(work.map((w) => w.member.projection.name)), READ_CHECKPOINTS],
+    });
   } catch (error) {
     if (error instanceof MemberMoved) return new Map(work.map((w) => [w.member, 'discarded' as const]));
     throw error;
+  }
+}
+
+interface ReadAndApplied extends ReadAllResult<ProjectedEvent> {
+  /** Null: the page was not applied here (it was empty or full, or the transaction failed). */
+  readonly outcomes: Map<Member, 'applied' | 'discarded'> | null;
+  /** Why the transaction failed after the page was read (its events are to go to each member alone); else null. */
+  readonly failure: unknown;
+}
+
+/**
+ * A live batch read and applied in one transaction: BEGIN, the members' locks, their checkpoints, the read of the
+ * log after `from` and the reads the members will make for the events this process appended since (a guess:
+ * read-ahead.ts) go out together; the writes, the checkpoints and COMMIT follow once the page is in. A lone
+ * command's events thus reach the read models in two round trips after their append, where a read of the log
+ * before the transaction took a third. A page that is empty or full (catching up) is only read here, and left
+ * to the caller, as is one whose transaction failed (nothing of it committed).
+ */
+async function readAndApply(
+  deps: ProjectorDeps,
+  log: LogInDatabase,
+  members: readonly { member: Member; seen: Place }[],
+  from: Checkpoint,
+  limit: number,
+): Promise<ReadAndApplied> {
+  const guess = log.appendedAfter(from);
+  const ahead = new Map(members.map(({ member, seen }) => [member, guess.length === 0 ? [] : readsFor(member.projection, eventsAfter(guess, seen.checkpoint))]));
+  let page: ReadAllResult<ProjectedEvent> | null = null;
+  try {
+    const outcomes = await deps.db.transaction(
+      async (tx, opened) => {
+        const reading = log.readAllProjectedOn(tx, { after: from, limit });
+        const txs = new Map(members.map(({ member }) => [member, sendAhead(tx, ahead.get(member) ?? [])]));
+        page = await reading;
+        const last = page.events[page.events.length - 1];
+        if (!last || page.events.length >= limit) {
+          await opened;
+          return null;
+        }
+        const work: Work[] = [];
+        for (const { member, seen } of members) {
+          const mine = eventsAfter(page.events, seen.checkpoint);
+          if (mine.length > 0) work.push({ member, seen, mine });
+        }
+        return applyInside(tx, work, opened, last.checkpoint, (member) => txs.get(member)!);
+      },
+      { opening: [lockProjections(members.map(({ member }) => member.projection.name)), READ_CHECKPOINTS] },
+    );
+    return { ...page!, outcomes, failure: null };
+  } catch (error) {
+    if (page === null) throw error;
+    const read: ReadAllResult<ProjectedEvent> = page;
+    if (error instanceof MemberMoved) {
+      const discarded = new Map(members.filter(({ seen }) => eventsAfter(read.events, seen.checkpoint).length > 0).map(({ member }) => [member, 'discarded' as const]));
+      return { ...read, outcomes: discarded, failure: null };
+    }
+    return { ...read, outcomes: null, failure: error ?? new Error('the shared transaction failed') };
   }
 }
 

@@ -2,6 +2,7 @@
 // caught up to the same checkpoint and a notification wakes them together. Each reading it for itself cost
 // one statement per projector per append, with the log's safe bound (a read of pg_locks, ~1 ms) in each;
 // through this store the reads they ask for in the same turn of the event loop are one.
+import type { Queryable } from '../ports/db.ts';
 import type { Checkpoint, EventStore, ProjectedEvent, ReadAllResult } from '../ports/event-store.ts';
 
 /**
@@ -33,6 +34,8 @@ export function sharedReads(store: EventStore): EventStore {
     changes: () => store.changes(),
     checkpointOf: (...args) => store.checkpointOf(...args),
     head: () => store.head(),
+    // A log read inside a projection's transaction is that transaction's own: not shared.
+    ...(store.logIn && { logIn: (db: Queryable) => store.logIn!(db) }),
     close: () => store.close(),
   };
 }

@@ -2,7 +2,7 @@
 // whether caught up in batches, followed live, resumed after a failure, raced, reset or rebuilt.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Db, Queryable } from '../../src/ports/db.ts';
+import { type Db, PREPARED_READ, type Queryable, type Transaction } from '../../src/ports/db.ts';
 import { postgresDb } from '../../src/adapters/db/postgres.ts';
 import { SqlEventStore } from '../../src/adapters/eventstore/sql.ts';
 import { type EventStore, type NewEvent, type ProjectedEvent, START, type StoredEvent } from '../../src/ports/event-store.ts';
@@ -55,6 +55,26 @@ async function testProjection(db: Queryable, version = 1, name = `p${++tables}`)
       await tx.query(`INSERT INTO ${rowsTable} (position, stream, type) VALUES ($1, $2, $3)`, [event.position, event.streamName, event.type]);
       await tx.query(`INSERT INTO ${counterTable} (id, n) VALUES (1, 1) ON CONFLICT (id) DO UPDATE SET n = ${counterTable}.n + 1`);
     }),
+  };
+  return projection;
+}
+
+/**
+ * A test projection that folds: each batch reads the counter (a read it marks readOnly, so it may be sent ahead)
+ * and writes it back moved on by the batch's handled events, blind. A read answered with a stale value would
+ * leave the counter wrong.
+ */
+async function foldingProjection(db: Queryable): Promise<TestProjection> {
+  const base = await testProjection(db);
+  const [rowsTable, counterTable] = base.tables as [string, string];
+  const projection: TestProjection = {
+    ...base,
+    applyBatch: async (tx, events) => {
+      projection.applied += events.length;
+      const { rows } = await tx.query<{ n: number }>(`SELECT n FROM ${counterTable} WHERE id = 1`, [], PREPARED_READ);
+      for (const event of events) tx.send(`INSERT INTO ${rowsTable} (position, stream, type) VALUES ($1, $2, $3)`, [event.position, event.streamName, event.type]);
+      tx.send(`INSERT INTO ${counterTable} (id, n) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET n = EXCLUDED.n`, [Number(rows[0]?.n ?? 0) + events.length]);
+    },
   };
   return projection;
 }
@@ -551,6 +571,115 @@ describe.each(databases)('projector on $name', (database) => {
     try {
       await waitFor(async () => (await caughtUp(deps, a)) && (await caughtUp(deps, b)), 'both members caught up after the reset');
       expect(resets).toBeGreaterThan(1);
+      await expectExact(deps, a);
+      await expectExact(deps, b);
+    } finally {
+      await group.stop();
+    }
+  });
+
+  /** The group's view of the store and the database, counting the reads of the log and of the fold's counter. */
+  function counted(folding: TestProjection) {
+    const counts = { logReadsAlone: 0, logReadsInTransaction: 0, transactions: 0, counterReads: 0, counterReadsAhead: 0 };
+    let readingLog = false;
+    const log = store.logIn(t.db)!;
+    const countedStore: EventStore = {
+      ...interposed(store, () => Promise.resolve()),
+      readAllProjected: (options) => (counts.logReadsAlone++, store.readAllProjected(options)),
+      logIn: () => ({
+        readAllProjectedOn: (on, options) => {
+          counts.logReadsInTransaction++;
+          readingLog = true;
+          return log.readAllProjectedOn(on, options).finally(() => (readingLog = false));
+        },
+        appendedAfter: (after) => log.appendedAfter(after),
+      }),
+    };
+    const countingTx = (tx: Transaction): Transaction => ({
+      ...tx,
+      query: (sql, params, options) => {
+        if (sql.includes(folding.tables[1]!) && sql.startsWith('SELECT')) {
+          counts.counterReads++;
+          // Sent before the page of the log is in: ahead of knowing the batch.
+          if (readingLog) counts.counterReadsAhead++;
+        }
+        return tx.query(sql, params, options);
+      },
+    });
+    const countedDb: Db = { ...t.db, transaction: (fn, options) => (counts.transactions++, t.db.transaction((tx, opened) => fn(countingTx(tx), opened), options)) };
+    return { counts, deps: { store: countedStore, db: countedDb } };
+  }
+
+  it('reads a live batch inside the transaction that applies it, with the reads its events call for sent ahead', async () => {
+    const folding = await foldingProjection(t.db);
+    const other = await testProjection(t.db);
+    await new Projector(deps, folding).catchUp();
+    await new Projector(deps, other).catchUp();
+    const { counts, deps: countedDeps } = counted(folding);
+    const group = new ProjectorGroup(countedDeps, { idleRecheckMs: 100 });
+    group.join(folding);
+    group.join(other);
+    try {
+      // Following the head: the first look reads the log alone (it may be catching up), those after in the transaction.
+      await waitFor(() => Promise.resolve(counts.logReadsInTransaction > 0), 'the group following the head');
+      const before = { ...counts };
+      for (let i = 0; i < 5; i++) {
+        const { position } = await store.append(`lone-${++streams}`, [ev(i % 2 === 0 ? 'A' : 'B', i)], { expectedVersion: 'no_stream' });
+        await waitFor(() => hasReached(deps, [folding, other], position), `append ${i} applied`);
+      }
+      // Each append: one transaction that read the log and applied it, with the counter read once, sent ahead.
+      expect(counts.logReadsAlone).toBe(before.logReadsAlone);
+      const batches = counts.transactions - before.transactions;
+      expect(batches).toBeGreaterThanOrEqual(5);
+      expect(counts.logReadsInTransaction - before.logReadsInTransaction).toBe(batches);
+      expect(counts.counterReads - before.counterReads).toBe(5);
+      expect(counts.counterReadsAhead - before.counterReadsAhead).toBe(5);
+      await expectExact(deps, folding);
+      await expectExact(deps, other);
+    } finally {
+      await group.stop();
+    }
+  });
+
+  it('applies exactly what the log holds when another process appends meanwhile and its guess is wrong', async () => {
+    const folding = await foldingProjection(t.db);
+    await new Projector(deps, folding).catchUp();
+    const elsewhere = new SqlEventStore(t.db);
+    const group = new ProjectorGroup(deps, { idleRecheckMs: 100 });
+    group.join(folding);
+    try {
+      for (let i = 0; i < 10; i++) {
+        // This process's appends and another store's, at once: the guess holds only this process's.
+        await Promise.all([
+          store.append(`here-${++streams}`, [ev('A', i), ev('B', i)], { expectedVersion: 'no_stream' }),
+          elsewhere.append(`there-${++streams}`, [ev('B', i)], { expectedVersion: 'no_stream' }),
+        ]);
+      }
+      const { position } = await store.append(`here-${++streams}`, [ev('A', 99)], { expectedVersion: 'no_stream' });
+      await waitFor(() => hasReached(deps, [folding], position), 'every append applied');
+      await expectExact(deps, folding);
+    } finally {
+      await group.stop();
+      await elsewhere.close();
+    }
+  });
+
+  it('reads afresh a member reset while the group followed the head, inside the transaction that reads the log', async () => {
+    const [a, b] = await twoCaughtUp();
+    const { counts, deps: countedDeps } = counted(a);
+    const group = new ProjectorGroup(countedDeps, { idleRecheckMs: 60_000 });
+    group.join(a);
+    group.join(b);
+    try {
+      for (let i = 0; i < 3; i++) {
+        const { position } = await store.append(`before-reset-${++streams}`, [ev('A', i)], { expectedVersion: 'no_stream' });
+        await waitFor(() => hasReached(deps, [a, b], position), `append ${i} applied`);
+      }
+      expect(counts.logReadsInTransaction).toBeGreaterThan(0);
+      // Another process resets `a` while the group idles: what the group knows of it is stale.
+      await resetProjection(t.db, a);
+      const { position } = await store.append(`after-reset-${++streams}`, [ev('A', 1)], { expectedVersion: 'no_stream' });
+      await waitFor(() => hasReached(deps, [a, b], position), 'both members past the reset');
       await expectExact(deps, a);
       await expectExact(deps, b);
     } finally {

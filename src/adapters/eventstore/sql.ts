@@ -5,13 +5,15 @@
 // other process); this process's are woken directly.
 import { randomUUID } from 'node:crypto';
 import { Observable, Subject } from 'rxjs';
-import { type Db, PREPARED } from '../../ports/db.ts';
+import { type Db, PREPARED, type Queryable } from '../../ports/db.ts';
 import {
   type AppendResult,
   type Checkpoint,
+  compareCheckpoints,
   ConcurrencyError,
   type EventStore,
   type ExpectedVersion,
+  type LogInDatabase,
   type NewEvent,
   PROJECTED_METADATA,
   type ProjectedEvent,
@@ -22,6 +24,8 @@ import {
 
 export const EVENTS_CHANNEL = 'nomos_events';
 const RECENT_APPENDS = 4_096;
+/** How many of its last appended events a store remembers for projectors to read ahead by. */
+const RECENT_EVENTS = 1_024;
 
 interface EventRow {
   global_position: number;
@@ -162,7 +166,7 @@ const APPEND_GROUP = `WITH input AS (
  */
 const storesOn = new WeakMap<Db, Set<SqlEventStore>>();
 
-export class SqlEventStore implements EventStore {
+export class SqlEventStore implements EventStore, LogInDatabase {
   private readonly changes$ = new Subject<void>();
   private listening: Promise<() => Promise<void>> | null = null;
   private closed = false;
@@ -173,6 +177,8 @@ export class SqlEventStore implements EventStore {
   private appending = false;
   /** The checkpoints of the last events this store appended, by position (read-your-writes asks for them). */
   private readonly recent = new Map<number, Checkpoint>();
+  /** The last events this store appended, in the order it appended them: projectors read ahead by them. */
+  private appendedEvents: ProjectedEvent[] = [];
   /** Names this store's notifications, so that it can tell its own echo from another process's append. */
   private readonly instance = randomUUID();
 
@@ -266,7 +272,7 @@ export class SqlEventStore implements EventStore {
         failed.push({ append });
         return;
       }
-      append.resolve(this.appended(Number(row.from_version), append.events.length, Number(row.position), row.tx));
+      append.resolve(this.appended(append.streamName, append.events, Number(row.from_version), Number(row.position), row.tx));
     });
     if (rows.some((row) => row.position != null)) this.wakeSubscribers();
     for (const { append } of failed) append.reject(await this.conflict(append.streamName, append.expected));
@@ -315,15 +321,41 @@ export class SqlEventStore implements EventStore {
     );
     const row = rows[0];
     if (row?.from_version == null || row.position == null) throw await this.conflict(streamName, expected);
+    const result = this.appended(streamName, events, Number(row.from_version), Number(row.position), row.tx);
     this.wakeSubscribers();
-    return this.appended(Number(row.from_version), count, Number(row.position), row.tx);
+    return result;
   }
 
-  private appended(fromVersion: number, count: number, position: number, tx: string): AppendResult {
+  private appended(streamName: string, events: readonly NewEvent[], fromVersion: number, position: number, tx: string): AppendResult {
     const checkpoint = { tx: Number(tx), pos: position };
     this.recent.set(position, checkpoint);
     if (this.recent.size > RECENT_APPENDS) this.recent.delete(this.recent.keys().next().value!);
-    return { nextExpectedVersion: fromVersion + count, position, checkpoint };
+    // The events' own positions are the last one's minus their distance from it: right unless another writer drew
+    // from the sequence in between, which only spoils the guess (appendedAfter).
+    const first = position - events.length + 1;
+    events.forEach((event, i) => {
+      const metadata: Record<string, unknown> = {};
+      for (const key of PROJECTED_METADATA) metadata[key] = event.metadata[key] ?? null;
+      this.appendedEvents.push({ streamName, position: first + i, checkpoint: { tx: Number(tx), pos: first + i }, type: event.type, data: event.data, metadata });
+    });
+    if (this.appendedEvents.length > 2 * RECENT_EVENTS) this.appendedEvents = this.appendedEvents.slice(-RECENT_EVENTS);
+    return { nextExpectedVersion: fromVersion + events.length, position, checkpoint };
+  }
+
+  logIn(db: Queryable): LogInDatabase | null {
+    return db === this.db ? this : null;
+  }
+
+  appendedAfter(after: Checkpoint): ProjectedEvent[] {
+    // One statement at a time appends (see append), so later appends hold later transaction ids: the list is in
+    // log order, and those after `after` are its tail.
+    let from = this.appendedEvents.length;
+    while (from > 0 && compareCheckpoints(this.appendedEvents[from - 1]!.checkpoint, after) > 0) from -= 1;
+    return this.appendedEvents.slice(from);
+  }
+
+  readAllProjectedOn(on: Queryable, options: { after: Checkpoint; limit: number }): Promise<ReadAllResult<ProjectedEvent>> {
+    return this.readPage(PROJECTED_COLUMNS, toProjected, options, on);
   }
 
   private async conflict(streamName: string, expected: ExpectedVersion): Promise<ConcurrencyError> {
@@ -377,6 +409,7 @@ export class SqlEventStore implements EventStore {
     columns: string,
     toEvent: (row: R) => E,
     options: { after: Checkpoint; limit: number },
+    on: Queryable = this.db,
   ): Promise<ReadAllResult<E>> {
     const { after, limit } = options;
     if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`readAll: limit must be a positive integer, got ${limit}`);
@@ -392,10 +425,10 @@ export class SqlEventStore implements EventStore {
     // written into the text: as a parameter it made PostgreSQL's generic plan look costly (it guesses a tenth of
     // the table for an unknown limit), so it planned the statement again on every read (0.26 ms, profiled).
     const params = [String(after.tx), after.pos];
-    const page = await this.db.query<PageRow<R>>(readPageSql(columns, limit, 'column'), params, PREPARED);
+    const page = await on.query<PageRow<R>>(readPageSql(columns, limit, 'column'), params, PREPARED);
     // An empty page has no row to carry `pending`: ask again in the form that always has a row (a new snapshot,
     // so its page and pending are taken together, whatever it finds).
-    const { rows } = page.rows.length > 0 ? page : await this.db.query<PageRow<R>>(readPageSql(columns, limit, 'joined'), params, PREPARED);
+    const { rows } = page.rows.length > 0 ? page : await on.query<PageRow<R>>(readPageSql(columns, limit, 'joined'), params, PREPARED);
     const events = rows[0]?.global_position == null ? [] : rows.map(toEvent);
     return { events, pending: events.length < limit && rows[0]?.pending === true };
   }

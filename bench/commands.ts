@@ -1,9 +1,9 @@
 // The write path as a client gets it: commands through HTTP to a running `nomos serve`, projectors live and
 // read-your-writes on (each answer waits until the read models show it), beside the store alone doing the same
 // appends in the same run. Each client owns a session and posts user messages to it (one event a command);
-// throughput, p50 and p99 of the answers; meanwhile another client reads GET /sessions?limit=50 (from a process
-// of its own, and one more from the writers' process); and, in a phase of its own, how long after an answer the
-// list shows the command's effect (and how often it did not).
+// throughput, p50 and p99 of the answers; meanwhile another client, in a process of its own, reads
+// GET /sessions?limit=50; and, in a phase of its own, how long after an answer the list shows the command's
+// effect (and how often it did not).
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { Agent, request } from 'node:http';
@@ -59,8 +59,6 @@ export interface CommandRun {
   readonly timedOut: number;
   /** GET /sessions?limit=50 from a client process of its own while these wrote (null when not measured). */
   readonly reads: Reads | null;
-  /** The same from a client in the writers' process, whose event loop its figures share (null when not measured). */
-  readonly readsInProcess: Reads | null;
 }
 
 export interface Reads {
@@ -103,18 +101,7 @@ export async function commandsThroughHttp(base: string, options: { clients: numb
   }));
   const latencies: number[] = [];
   let timedOut = 0;
-  let writing = true;
-  const ownProcess = options.reader ? await readerProcess(base) : null;
-  const readLatencies: number[] = [];
-  const reader = options.reader
-    ? (async () => {
-        while (writing) {
-          const started = performance.now();
-          await ok(base, 'GET', '/sessions?limit=50');
-          readLatencies.push(performance.now() - started);
-        }
-      })()
-    : null;
+  const reader = options.reader ? await readerProcess(base) : null;
   const started = performance.now();
   await Promise.all(sessions.map(async (id, client) => {
     for (let i = 0; i < options.perClient; i++) {
@@ -125,9 +112,7 @@ export async function commandsThroughHttp(base: string, options: { clients: numb
     }
   }));
   const seconds = (performance.now() - started) / 1000;
-  writing = false;
-  await reader;
-  const ownLatencies = await ownProcess?.stop();
+  const readLatencies = await reader?.stop();
   return {
     clients: options.clients,
     commands: latencies.length,
@@ -135,8 +120,7 @@ export async function commandsThroughHttp(base: string, options: { clients: numb
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
     timedOut,
-    reads: ownLatencies ? reads(ownLatencies) : null,
-    readsInProcess: reader ? reads(readLatencies) : null,
+    reads: readLatencies ? reads(readLatencies) : null,
   };
 }
 

@@ -29,7 +29,8 @@ export const WRITE_PATH_SCALES: Record<string, WritePathScale> = {
 
 export interface WritePath {
   readonly store: { readonly one: StoreRun; readonly many: StoreRun };
-  readonly postgres: { readonly one: CommandRun; readonly many: CommandRun; readonly visibility: Visibility };
+  /** many: 32 clients writing; reading: 32 clients writing again while a reader reads the list. */
+  readonly postgres: { readonly one: CommandRun; readonly many: CommandRun; readonly reading: CommandRun; readonly visibility: Visibility };
   readonly embedded: { readonly one: CommandRun; readonly many: CommandRun };
 }
 
@@ -49,12 +50,13 @@ export async function measureWritePath(serverUrl: string, scale: WritePathScale,
     };
     const server = await startServer(bench.url, port);
     try {
-      log('write path: commands through HTTP on PostgreSQL, 1 client, then 32 with a reader');
+      log('write path: commands through HTTP on PostgreSQL, 1 client, then 32, then 32 with a reader of the list');
       const one = await commandsThroughHttp(server.base, { clients: 1, perClient: scale.one, reader: false });
-      const many = await commandsThroughHttp(server.base, { clients: 32, perClient: scale.perClientOf32, reader: true });
+      const many = await commandsThroughHttp(server.base, { clients: 32, perClient: scale.perClientOf32, reader: false });
+      const reading = await commandsThroughHttp(server.base, { clients: 32, perClient: scale.perClientOf32, reader: true });
       log('write path: answer to visible in GET /sessions, 32 clients');
       const visibility = await visibleInList(server.base, { clients: 32, perClient: scale.visibility });
-      postgres = { one, many, visibility };
+      postgres = { one, many, reading, visibility };
     } finally {
       await server.stop();
     }
@@ -85,7 +87,7 @@ const timedOut = (run: CommandRun) => (run.timedOut > 0 ? `; ${n(run.timedOut)} 
 export function writePathRows(w: WritePath): Row[] {
   const store = (r: StoreRun) => `${n(r.appends / r.seconds)} appends/s, p50 ${ms(r.p50)}, p99 ${ms(r.p99)} (${n(r.appends)} appends, ${s(r.seconds)})`;
   const http = (r: CommandRun) => `${n(rate(r))} commands/s, p50 ${ms(r.p50)}, p99 ${ms(r.p99)} (${n(r.commands)} commands, ${s(r.seconds)}${timedOut(r)})`;
-  const { one, many, visibility } = w.postgres;
+  const { one, many, reading, visibility } = w.postgres;
   return [
     { metric: 'store alone, 1 writer, one event an append (SqlEventStore.append, PostgreSQL)', figure: store(w.store.one), target: null },
     { metric: 'store alone, 32 writers, one event an append, a stream each', figure: store(w.store.many), target: null },
@@ -96,11 +98,15 @@ export function writePathRows(w: WritePath): Row[] {
       target: '≥ 2 000 commands/s, p99 ≤ 50 ms',
       met: rate(many) >= 2_000 && many.p99 <= 50,
     },
-    ...(many.reads
-      ? [{ metric: `GET /sessions?limit=50 from a client process of its own while 32 write (${n(many.reads.requests)} requests)`, figure: `p50 ${ms(many.reads.p50)}, p99 ${ms(many.reads.p99)}`, target: 'p99 ≤ 10 ms', met: many.reads.p99 <= 10 }]
-      : []),
-    ...(many.readsInProcess
-      ? [{ metric: `GET /sessions?limit=50 at the same time from a client in the writers' own process (${n(many.readsInProcess.requests)} requests)`, figure: `p50 ${ms(many.readsInProcess.p50)}, p99 ${ms(many.readsInProcess.p99)}`, target: null }]
+    ...(reading.reads
+      ? [
+          {
+            metric: `GET /sessions?limit=50 from a client process of its own while 32 write (${n(reading.reads.requests)} requests, one after another)`,
+            figure: `p50 ${ms(reading.reads.p50)}, p99 ${ms(reading.reads.p99)}; the 32 meanwhile ${n(rate(reading))} commands/s, p99 ${ms(reading.p99)}`,
+            target: 'p99 ≤ 10 ms',
+            met: reading.reads.p99 <= 10,
+          },
+        ]
       : []),
     {
       metric: `command answered → visible in GET /sessions, 32 clients (${n(visibility.commands)} commands)`,

@@ -19,7 +19,7 @@
 // A batch is applied in memory: the rows its events touch are loaded with one statement per table, the events
 // are folded into them in log order, and each changed row is written once (src/projections/batch.ts).
 import { z } from 'zod';
-import type { Queryable, Transaction } from '../ports/db.ts';
+import { PREPARED, type Queryable, type Transaction } from '../ports/db.ts';
 import type { ProjectedEvent } from '../ports/event-store.ts';
 import { BLOCKER_RULES_VERSION, type BlockerEvidence, deriveBlocker } from '../domain/session/blocker.ts';
 import { entitySlugsIn } from '../domain/session/entities.ts';
@@ -654,11 +654,14 @@ export async function listSessionsJson(
   const page = filter.since === undefined ? select(where) : sinceBranches(select, where, param(filter.since.toISOString()), limit);
   type Row = { id: string | null; view: string; cursor_created_at: string; as_of?: number | string };
   const names = options.positionOf === undefined ? null : param(options.positionOf);
-  let result = await db.query<Row>(viewed(page, view, names), params);
+  // Prepared for the default fields (a fixed set of texts, one per combination of filters): planning was most of
+  // PostgreSQL's time for a page. Chosen fields make texts without end, which are not kept.
+  const prepared = view === VIEW_ROW ? PREPARED : undefined;
+  let result = await db.query<Row>(viewed(page, view, names), params, prepared);
   // An empty page has no row to carry the position: ask again with the position heading the page (joined, so
   // it is there without rows; it costs a sort of the page, hence not the first way). Whatever this statement
   // finds, page and position again come from one snapshot.
-  if (result.rows.length === 0 && names !== null) result = await db.query<Row>(headedByPosition(page, view, names), params);
+  if (result.rows.length === 0 && names !== null) result = await db.query<Row>(headedByPosition(page, view, names), params, prepared);
   const rows = result.rows.filter((row) => row.id !== null);
   const shown = rows.length > filter.limit ? rows.slice(0, filter.limit) : rows;
   const last = shown.at(-1);

@@ -76,6 +76,28 @@ for (const database of databases) {
       expect(events[0]!.metadata).toEqual({ note: 'x\ufffd' });
     });
 
+    it('remembers the events it appended, alone or in a group, as projectors read them, but not a large one', async () => {
+      const fresh = new SqlEventStore(t.db);
+      try {
+        const before = (await fresh.head()).checkpoint;
+        const [one, big] = [newStream(), newStream()];
+        const meta = { occurred_at: '2026-12-03T00:00:00.000Z', actor: { id: 'op', role: 'operator' }, causation_id: 'c' };
+        await fresh.append(one, [{ type: 'A', data: { n: 1 }, metadata: meta }, { type: 'B', data: { n: 2 }, metadata: meta }], { expectedVersion: 'no_stream' });
+        await fresh.append(big, [{ type: 'Big', data: { text: 'x'.repeat(20_000) }, metadata: meta }], { expectedVersion: 'no_stream' });
+        // Appends that arrive together go as one group statement.
+        await Promise.all([newStream(), newStream(), newStream()].map((stream, i) => fresh.append(stream, [{ type: 'C', data: { n: i }, metadata: meta }], { expectedVersion: 'no_stream' })));
+        const { events } = await fresh.readAllProjectedOn(t.db, { after: before, limit: 100 });
+        // The guess is the log as projectors read it, less the large event; on one writer, exactly.
+        expect(fresh.appendedAfter(before)).toEqual(events.filter((event) => event.type !== 'Big'));
+        expect(events.map((event) => event.type)).toEqual(['A', 'B', 'Big', 'C', 'C', 'C']);
+        expect(fresh.appendedAfter(events.at(-1)!.checkpoint)).toEqual([]);
+        expect(fresh.logIn(t.db)).toBe(fresh);
+        expect(fresh.logIn({ ...t.db })).toBeNull();
+      } finally {
+        await fresh.close();
+      }
+    });
+
     it('has no checkpoint for a position past the end of the log', async () => {
       const { position } = await store.append(newStream(), [{ type: 'A', data: {}, metadata: {} }], { expectedVersion: 'no_stream' });
       expect(await store.checkpointOf(position + 1000)).toBeNull();

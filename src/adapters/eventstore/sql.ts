@@ -24,8 +24,9 @@ import {
 
 export const EVENTS_CHANNEL = 'nomos_events';
 const RECENT_APPENDS = 4_096;
-/** How many of its last appended events a store remembers for projectors to read ahead by. */
-const RECENT_EVENTS = 1_024;
+/** How many of its last appended events a store remembers for projectors to read ahead by, and up to what size. */
+const RECENT_EVENTS = 512;
+const GUESS_MAX_CHARS = 16_384;
 
 interface EventRow {
   global_position: number;
@@ -239,6 +240,7 @@ export class SqlEventStore implements EventStore, LogInDatabase {
    * append's.
    */
   private async appendGroup(batch: readonly QueuedAppend[]): Promise<void> {
+    const data = batch.map((a) => a.events.map((e) => storableJson(e.data)));
     let rows: Array<{ from_version: string | number | null; position: string | number | null; tx: string }>;
     try {
       ({ rows } = await this.db.query<{ from_version: string | number | null; position: string | number | null; tx: string }>(
@@ -250,7 +252,7 @@ export class SqlEventStore implements EventStore, LogInDatabase {
           batch.flatMap((a, i) => a.events.map(() => i + 1)),
           batch.flatMap((a) => a.events.map(() => randomUUID())),
           batch.flatMap((a) => a.events.map((e) => e.type)),
-          batch.flatMap((a) => a.events.map((e) => storableJson(e.data))),
+          data.flat(),
           batch.flatMap((a) => a.events.map((e) => storableJson(e.metadata))),
         ],
         { name: 'nomos_append_group' },
@@ -272,7 +274,7 @@ export class SqlEventStore implements EventStore, LogInDatabase {
         failed.push({ append });
         return;
       }
-      append.resolve(this.appended(append.streamName, append.events, Number(row.from_version), Number(row.position), row.tx));
+      append.resolve(this.appended(append.streamName, append.events, data[i]!, Number(row.from_version), Number(row.position), row.tx));
     });
     if (rows.some((row) => row.position != null)) this.wakeSubscribers();
     for (const { append } of failed) append.reject(await this.conflict(append.streamName, append.expected));
@@ -286,6 +288,7 @@ export class SqlEventStore implements EventStore, LogInDatabase {
    */
   private async appendOne(streamName: string, events: readonly NewEvent[], expected: ExpectedVersion): Promise<AppendResult> {
     const count = events.length;
+    const data = events.map((e) => storableJson(e.data));
     const claimsExisting = typeof expected === 'number' && expected >= 0;
     const claim =
       claimsExisting
@@ -312,7 +315,7 @@ export class SqlEventStore implements EventStore, LogInDatabase {
         expected === 'any' ? null : typeof expected === 'number' ? expected : -1,
         events.map(() => randomUUID()),
         events.map((e) => e.type),
-        events.map((e) => storableJson(e.data)),
+        data,
         events.map((e) => storableJson(e.metadata)),
       ],
       // Prepared once per connection: planning was about a third of an append. Events and streams are never
@@ -321,12 +324,13 @@ export class SqlEventStore implements EventStore, LogInDatabase {
     );
     const row = rows[0];
     if (row?.from_version == null || row.position == null) throw await this.conflict(streamName, expected);
-    const result = this.appended(streamName, events, Number(row.from_version), Number(row.position), row.tx);
+    const result = this.appended(streamName, events, data, Number(row.from_version), Number(row.position), row.tx);
     this.wakeSubscribers();
     return result;
   }
 
-  private appended(streamName: string, events: readonly NewEvent[], fromVersion: number, position: number, tx: string): AppendResult {
+  /** `data`: each event's data as stored (JSON), whose length says whether the event is small enough to remember. */
+  private appended(streamName: string, events: readonly NewEvent[], data: readonly string[], fromVersion: number, position: number, tx: string): AppendResult {
     const checkpoint = { tx: Number(tx), pos: position };
     this.recent.set(position, checkpoint);
     if (this.recent.size > RECENT_APPENDS) this.recent.delete(this.recent.keys().next().value!);
@@ -334,6 +338,8 @@ export class SqlEventStore implements EventStore, LogInDatabase {
     // from the sequence in between, which only spoils the guess (appendedAfter).
     const first = position - events.length + 1;
     events.forEach((event, i) => {
+      // A large event (a tool's output) is not kept for a guess: a guess without it is only wrong, not costly.
+      if (data[i]!.length > GUESS_MAX_CHARS) return;
       const metadata: Record<string, unknown> = {};
       for (const key of PROJECTED_METADATA) metadata[key] = event.metadata[key] ?? null;
       this.appendedEvents.push({ streamName, position: first + i, checkpoint: { tx: Number(tx), pos: first + i }, type: event.type, data: event.data, metadata });

@@ -45,11 +45,16 @@ export const PROJECTED_METADATA = ['occurred_at', 'actor', 'client'] as const;
  */
 export type ProjectedEvent = Pick<StoredEvent, 'streamName' | 'position' | 'checkpoint' | 'type' | 'data' | 'metadata'>;
 
+/** Of an event's metadata, what projections read: PROJECTED_METADATA's keys, null where the event lacks one. */
+export function projectedMetadata(metadata: Record<string, unknown>): Record<string, unknown> {
+  const kept: Record<string, unknown> = {};
+  for (const key of PROJECTED_METADATA) kept[key] = metadata[key] ?? null;
+  return kept;
+}
+
 /** The projected form of a stored event (for adapters that cannot leave the rest out as they read). */
 export function projected(event: StoredEvent): ProjectedEvent {
-  const metadata: Record<string, unknown> = {};
-  for (const key of PROJECTED_METADATA) metadata[key] = event.metadata[key] ?? null;
-  return { streamName: event.streamName, position: event.position, checkpoint: event.checkpoint, type: event.type, data: event.data, metadata };
+  return { streamName: event.streamName, position: event.position, checkpoint: event.checkpoint, type: event.type, data: event.data, metadata: projectedMetadata(event.metadata) };
 }
 
 /** 'no_stream': the stream must not exist; 'any': no check; a number: the stream's current version (last streamPosition). */

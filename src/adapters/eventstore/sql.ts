@@ -17,6 +17,7 @@ import {
   type NewEvent,
   PROJECTED_METADATA,
   type ProjectedEvent,
+  projectedMetadata,
   type ReadAllResult,
   START,
   type StoredEvent,
@@ -340,9 +341,8 @@ export class SqlEventStore implements EventStore, LogInDatabase {
     events.forEach((event, i) => {
       // A large event (a tool's output) is not kept for a guess: a guess without it is only wrong, not costly.
       if (data[i]!.length > GUESS_MAX_CHARS) return;
-      const metadata: Record<string, unknown> = {};
-      for (const key of PROJECTED_METADATA) metadata[key] = event.metadata[key] ?? null;
-      this.appendedEvents.push({ streamName, position: first + i, checkpoint: { tx: Number(tx), pos: first + i }, type: event.type, data: event.data, metadata });
+      const pos = first + i;
+      this.appendedEvents.push({ streamName, position: pos, checkpoint: { tx: Number(tx), pos }, type: event.type, data: event.data, metadata: projectedMetadata(event.metadata) });
     });
     if (this.appendedEvents.length > 2 * RECENT_EVENTS) this.appendedEvents = this.appendedEvents.slice(-RECENT_EVENTS);
     return { nextExpectedVersion: fromVersion + events.length, position, checkpoint };

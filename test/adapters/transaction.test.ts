@@ -103,6 +103,23 @@ describe.each(databases)('transaction opening and statements sent on $name', (da
     ]);
   });
 
+  it.runIf(database.name === 'postgres')('fails, and nothing else, when its connection is lost between two statements (PostgreSQL only: PGlite has no connection to lose)', async () => {
+    const before = await marks();
+    await expect(
+      t.db.transaction(async (tx) => {
+        const { rows } = await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+        await tx.query("INSERT INTO tx_marks VALUES (50, 'before the loss')");
+        // Ended from another connection while nothing of this transaction is in flight.
+        await t.db.query('SELECT pg_terminate_backend($1)', [rows[0]!.pid]);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        await tx.query('SELECT 1');
+      }),
+    ).rejects.toThrow();
+    expect(await marks()).toEqual(before);
+    // The lost connection was not put back: the pool answers on a live one.
+    for (let i = 0; i < 12; i++) expect((await t.db.query<{ one: number }>('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+  });
+
   it('commits nothing when a statement sent fails, whatever the function returned, and reports that statement', async () => {
     const before = await marks();
     await expect(

@@ -60,6 +60,12 @@ export function postgresDb(connectionString: string, options: { max?: number } =
     },
     async transaction<T>(fn: (tx: Transaction, opened: Promise<Record<string, unknown>[]>) => Promise<T>, options?: TransactionOptions): Promise<T> {
       const client = await pool.connect();
+      // The pool listens for a connection's errors only while it is idle: one lost while checked out, between two
+      // statements (a database dropped, a server shutting down), would be an unhandled 'error' that ends the
+      // process. Its statements fail on their own; the lost connection is destroyed, not put back.
+      let lost: Error | undefined = undefined;
+      const onError = (error: Error) => (lost ??= error);
+      client.on('error', onError);
       // What went out without being waited for: each is answered before COMMIT is, and any failure is the outcome.
       const sent = new Sent();
       const hold = writeBatcher(client);
@@ -95,7 +101,8 @@ export function postgresDb(connectionString: string, options: { max?: number } =
         await run('ROLLBACK').catch(() => undefined);
         throw await sent.cause(error);
       } finally {
-        client.release();
+        client.removeListener('error', onError);
+        client.release(lost);
       }
     },
     async listen(channel, onNotify) {

@@ -98,6 +98,8 @@ describe('the System page', () => {
 
     const bar = page.getByRole('progressbar', { name: 'rebuild of entities' });
     await bar.waitFor({ timeout: 10_000 });
+    // A poll of the page may have caught the rebuild as it began (position 0); the next one shows where it stopped.
+    await until('the bar at the position the rebuild stopped at', async () => ((await bar.getAttribute('aria-valuenow')) === String(percent) ? true : undefined), 10_000);
     expect(await bar.getAttribute('aria-valuenow')).toBe(String(percent));
     expect(await bar.getAttribute('aria-valuetext')).toBe(`${percent}% (position ${rebuilding.rebuild!.position} of ${answer.head_position})`);
     expect((await shown(page)).find((r) => r.name === 'entities')?.state).toBe('rebuilding');

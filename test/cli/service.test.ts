@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { alive, freePort, killAll, listening, nomos, portInUse, runNomos, start, until, within } from '../support/cli-process.ts';
+import { alive, freePort, killAll, listening, nomos, portInUse, runNomos, start, type Started, until, within } from '../support/cli-process.ts';
 
 let root: string;
 let count = 0;
@@ -23,11 +23,17 @@ afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-/** The pid in the server's "nomos listening" log line: the process that serves, whoever started it. */
-function servingPid(output: string): number {
-  const line = output.split('\n').find((l) => l.includes('nomos listening on'));
-  const pid = line === undefined ? NaN : Number((JSON.parse(line) as { pid: unknown }).pid);
-  if (!Number.isInteger(pid)) throw new Error(`no listening line in:\n${output}`);
+/**
+ * The pid in the server's "nomos listening" log line: the process that serves, whoever started it. The line is
+ * written after the port opens, so a health check can be answered before it reaches the pipe: wait for it.
+ */
+async function servingPid(started: Started): Promise<number> {
+  const line = () => started.output().split('\n').find((l) => l.includes('nomos listening on'));
+  await until(() => line() !== undefined, 10_000, 'the "nomos listening on" line').catch(() => {
+    throw new Error(`no listening line in:\n${started.output()}`);
+  });
+  const pid = Number((JSON.parse(line()!) as { pid: unknown }).pid);
+  if (!Number.isInteger(pid)) throw new Error(`no pid in the listening line:\n${line()}`);
   return pid;
 }
 
@@ -65,7 +71,7 @@ describe('nomos serve as a service', () => {
       const port = await freePort();
       const npm = start('npm', ['start'], { NOMOS_DATA_DIR: dir, PORT: String(port) });
       await listening(npm, port);
-      const serverPid = servingPid(npm.output());
+      const serverPid = await servingPid(npm);
       expect(serverPid).not.toBe(npm.child.pid);
       process.kill(npm.child.pid!, signal);
       const exit = await within(npm.exit, 10_000, `npm start after ${signal}`);
@@ -86,7 +92,7 @@ describe('nomos serve as a service', () => {
     const port = await freePort();
     const npm = start('npm', ['start'], { NOMOS_DATA_DIR: freshDir(), PORT: String(port) });
     await listening(npm, port);
-    const serverPid = servingPid(npm.output());
+    const serverPid = await servingPid(npm);
     process.kill(-npm.child.pid!, 'SIGINT');
     const exit = await within(npm.exit, 10_000, 'npm start after Ctrl-C');
     expect(exit.code, npm.output()).toBe(0);

@@ -136,6 +136,36 @@ for (const database of databases) {
     });
 
     it.skipIf(database.name === 'pglite')(
+      'spaces its NOTIFYs: a steady stream of appends shares them, and the last append is always told (skipped on PGlite: no NOTIFY there)',
+      async () => {
+        const spacing = 400;
+        const spaced = new SqlEventStore(t.db, { notifyEveryMs: spacing });
+        const heard: number[] = [];
+        const unlisten = await t.db.listen('nomos_events', () => heard.push(performance.now()));
+        try {
+          const event = { type: 'Spaced', data: {}, metadata: {} };
+          const began = performance.now();
+          // The first append after a quiet spell is told at once, not after the spacing.
+          await spaced.append(newStream(), [event], { expectedVersion: 'no_stream' });
+          await waitFor(() => heard.length === 1, 'the NOTIFY of the first append');
+          expect(heard[0]! - began).toBeLessThan(spacing);
+          // 30 appends one after another, then the last one's NOTIFY.
+          for (let i = 0; i < 30; i++) await spaced.append(newStream(), [event], { expectedVersion: 'no_stream' });
+          const lastAppended = performance.now();
+          await waitFor(() => heard.some((at) => at > lastAppended), 'a NOTIFY after the last append');
+          const elapsed = performance.now() - began;
+          // One at the start, then at most one per spacing: fewer than one per append however slow the machine.
+          expect(heard.length).toBeLessThanOrEqual(Math.ceil(elapsed / spacing) + 1);
+          expect(heard.length).toBeLessThan(31);
+          for (let i = 1; i < heard.length; i++) expect(heard[i]! - heard[i - 1]!).toBeGreaterThan(spacing / 2);
+        } finally {
+          await unlisten();
+          await spaced.close();
+        }
+      },
+    );
+
+    it.skipIf(database.name === 'pglite')(
       'a live subscriber holds back a newer commit until an older transaction commits, then delivers both once (skipped on PGlite: one connection serialises transactions, commits cannot interleave)',
       async () => {
         const [early, late, sentinel, warmup] = [newStream(), newStream(), newStream(), newStream()];

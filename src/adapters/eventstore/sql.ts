@@ -163,6 +163,13 @@ const APPEND_GROUP = `WITH input AS (
   ORDER BY i.idx`;
 
 /**
+ * The least time between two NOTIFYs of one store: what another server's subscribers may wait beyond the commit
+ * under a steady stream of appends (never after a quiet spell). Their read-your-writes waits poll the stored
+ * checkpoints as often (read-wait.ts).
+ */
+export const NOTIFY_EVERY_MS = 5;
+
+/**
  * The stores of this process by database. An embedded database belongs to one process, so an append needs no
  * NOTIFY there: the other stores on it are told directly.
  */
@@ -184,7 +191,19 @@ export class SqlEventStore implements EventStore, LogInDatabase {
   /** Names this store's notifications, so that it can tell its own echo from another process's append. */
   private readonly instance = randomUUID();
 
-  constructor(private readonly db: Db) {
+  /** When this store last sent a NOTIFY (performance.now()), for the spacing of the next. */
+  private notifiedAt = -Infinity;
+  private readonly notifyEveryMs: number;
+
+  /**
+   * notifyEveryMs: the least time between two of this store's NOTIFYs (default NOTIFY_EVERY_MS). The first
+   * append after a quiet spell notifies at once; appends that commit within the spacing share the next one.
+   */
+  constructor(
+    private readonly db: Db,
+    options: { readonly notifyEveryMs?: number } = {},
+  ) {
+    this.notifyEveryMs = options.notifyEveryMs ?? NOTIFY_EVERY_MS;
     const stores = storesOn.get(db) ?? new Set();
     stores.add(this);
     storesOn.set(db, stores);
@@ -372,8 +391,10 @@ export class SqlEventStore implements EventStore, LogInDatabase {
   /**
    * NOTIFY after the commit, not inside the append: PostgreSQL serialises the commits of notifying
    * transactions (a lock held through the WAL flush), and signals the listening backends before it answers. At
-   * most one NOTIFY is in flight per store; appends that commit meanwhile are covered by the next. A lost one
-   * only delays: projectors also look on their own.
+   * most one NOTIFY is in flight per store, and they are spaced by notifyEveryMs: appends that commit meanwhile
+   * are covered by the next. Under a steady stream of appends that is one NOTIFY, and one wake-up of every
+   * listening backend and process, per spacing rather than per append group. A lost one only delays: projectors
+   * also look on their own.
    */
   private wakeSubscribers(): void {
     // This process's own subscribers are told at once; the notification is for other processes (its echo here
@@ -390,7 +411,10 @@ export class SqlEventStore implements EventStore, LogInDatabase {
       // write costs enough on a small VM to show on a lone command's path.
       await new Promise<void>((resolve) => setImmediate(resolve));
       while (this.wakeWanted && !this.closed) {
+        const wait = this.notifiedAt + this.notifyEveryMs - performance.now();
+        if (wait > 0) await new Promise<void>((resolve) => setTimeout(resolve, wait));
         this.wakeWanted = false;
+        this.notifiedAt = performance.now();
         await this.db.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, this.instance], PREPARED).catch(() => undefined);
       }
       this.waking = null;

@@ -7,6 +7,7 @@
 // of rows of any shape, the same SQL runs on PostgreSQL and PGlite, and timestamps, arrays and jsonb columns
 // round-trip exactly.
 import { PREPARED, PREPARED_READ, type Queryable, type Transaction } from '../ports/db.ts';
+import { rowCacheOf } from './row-cache.ts';
 
 export interface TableShape<R> {
   readonly table: string;
@@ -56,22 +57,17 @@ export class RowSet<R extends Row> {
 
   /**
    * Loads the rows whose `by` columns equal those of one of `matches` (by default the key), in one statement,
-   * and returns them. Rows this set already holds keep their in-memory state.
+   * and returns them. Rows this set already holds keep their in-memory state. When the transaction comes with a
+   * row cache (a live batch: row-cache.ts), rows looked up by key that it holds are taken from it, and what is
+   * read is noted in it.
    */
   async load(tx: Queryable, matches: readonly Partial<R>[], by: readonly (keyof R & string)[] = this.shape.key): Promise<R[]> {
     if (matches.length === 0) return [];
     const { table, columns } = this.shape;
-    const { rows } = await tx.query<{ row: R }>(
-      `SELECT to_jsonb(r) AS row FROM (
-         SELECT ${list(columns)} FROM ${table}
-         WHERE (${list(by)}) IN (SELECT ${list(by)} FROM jsonb_populate_recordset(NULL::${table}, $1::jsonb))
-       ) r`,
-      [JSON.stringify(matches.map((match) => Object.fromEntries(by.map((column) => [column, match[column]]))))],
-      PREPARED_READ,
-    );
+    const cache = rowCacheOf(tx);
+    const byKey = by.length === this.shape.key.length && by.every((column, i) => column === this.shape.key[i]);
     const loaded: R[] = [];
-    for (const { row } of rows) {
-      const key = this.keyOf(row);
+    const hold = (key: string, row: R) => {
       const held = this.rows.get(key);
       if (held === undefined) {
         this.rows.set(key, row);
@@ -79,7 +75,37 @@ export class RowSet<R extends Row> {
       } else if (held !== null) {
         loaded.push(held);
       }
+    };
+    let toRead = matches;
+    if (cache && byKey) {
+      const unknown: Partial<R>[] = [];
+      for (const match of matches) {
+        const key = this.keyOf(match);
+        const cached = cache.get(table, key);
+        if (cached === undefined) unknown.push(match);
+        else if (cached !== null) hold(key, cached as R);
+      }
+      if (unknown.length === 0) return loaded;
+      toRead = unknown;
     }
+    const { rows } = await tx.query<{ row: R }>(
+      `SELECT to_jsonb(r) AS row FROM (
+         SELECT ${list(columns)} FROM ${table}
+         WHERE (${list(by)}) IN (SELECT ${list(by)} FROM jsonb_populate_recordset(NULL::${table}, $1::jsonb))
+       ) r`,
+      [JSON.stringify(toRead.map((match) => Object.fromEntries(by.map((column) => [column, match[column]]))))],
+      PREPARED_READ,
+    );
+    const found = cache && byKey ? new Set<string>() : null;
+    for (const { row } of rows) {
+      const key = this.keyOf(row);
+      // Noted before the batch changes it: what the table holds now, unless the batch writes the row.
+      cache?.note(table, key, JSON.stringify(row));
+      found?.add(key);
+      hold(key, row);
+    }
+    // Looked up by key and not there: none, as far as the cache knows (a put makes it one).
+    if (found) for (const match of toRead) if (!found.has(this.keyOf(match))) cache!.note(table, this.keyOf(match), null);
     return loaded;
   }
 
@@ -120,6 +146,19 @@ export class RowSet<R extends Row> {
     }
     this.changed.clear();
     this.deletedKeys.clear();
+    // With a row cache, each row put is written out once, as a load would give it back (the table's columns, SQL
+    // NULL as null): the cache keeps that text and the upsert is sent it.
+    const cache = rowCacheOf(tx);
+    let putJson: string | null = null;
+    if (cache) {
+      for (const row of deleted) cache.note(table, this.keyOf(row as Partial<R>), null);
+      const texts = put.map((row) => {
+        const text = JSON.stringify(Object.fromEntries(columns.map((c) => [c, row[c] ?? null])));
+        cache.note(table, this.keyOf(row as Partial<R>), text);
+        return text;
+      });
+      putJson = `[${texts.join(',')}]`;
+    }
     if (deleted.length > 0) {
       tx.send(
         `DELETE FROM ${table} WHERE (${list(key)}) IN (SELECT ${list(key)} FROM jsonb_populate_recordset(NULL::${table}, $1::jsonb))`,
@@ -134,7 +173,7 @@ export class RowSet<R extends Row> {
         `INSERT INTO ${table} (${list(columns)})
          SELECT ${list(columns)} FROM jsonb_populate_recordset(NULL::${table}, $1::jsonb)
          ON CONFLICT (${list(key)}) ${onConflict}`,
-        [JSON.stringify(put)],
+        [putJson ?? JSON.stringify(put)],
         PREPARED,
       );
     }

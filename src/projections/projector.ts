@@ -20,6 +20,7 @@ import {
 } from './checkpoints.ts';
 import type { Projection } from './projection.ts';
 import { readsFor, sendAhead } from './read-ahead.ts';
+import { placeKey, RowCache, type RowCacheView, withRowCache } from './row-cache.ts';
 import { advanceRebuild, beginRebuild, dropRetired, enterShadow, indexShadow, lockRebuild, readRebuild, readRebuilds, swapShadow } from './shadow.ts';
 import { DEFAULT_REBUILD_BATCH_SIZE } from './rebuild-defaults.ts';
 
@@ -420,6 +421,10 @@ interface Member extends GroupMemberHooks {
   readonly track: Track;
   /** Where the previous batch left it; null: read it again. */
   known: Place | null;
+  /** The rows its batches loaded and wrote, of the place the last one committed (row-cache.ts). */
+  readonly rows: RowCache;
+  /** The cache view of the batch in flight, committed into `rows` if the batch commits. */
+  staged: RowCacheView | null;
   /** After an error of its own it sits out until then, backing off, while the others go on. */
   retryAt: number;
   errorDelay: number;
@@ -483,7 +488,7 @@ export class ProjectorGroup {
   /** Starts applying the log to the projection's live rows from its stored checkpoint, with the others. */
   join(projection: Projection, hooks: GroupMemberHooks = {}): void {
     if (this.members.has(projection.name)) throw new Error(`projection ${projection.name} is already in the group`);
-    this.members.set(projection.name, { ...hooks, projection, track: liveTrack(projection), known: null, retryAt: 0, errorDelay: ERROR_DELAY.min });
+    this.members.set(projection.name, { ...hooks, projection, track: liveTrack(projection), known: null, rows: new RowCache(), staged: null, retryAt: 0, errorDelay: ERROR_DELAY.min });
     if (this.current && !this.current.run.stopping) {
       this.current.run.changed();
       return;
@@ -611,12 +616,16 @@ export class ProjectorGroup {
     let discarded = false;
     for (const { member, seen } of work) {
       const outcome = outcomes.get(member);
+      const staged = member.staged;
+      member.staged = null;
       if (outcome === 'applied') {
         member.known = { version: seen.version, checkpoint: last.checkpoint };
+        member.rows.committed(placeKey(seen), placeKey(member.known), staged);
         member.errorDelay = ERROR_DELAY.min;
         member.onApplied?.(last.checkpoint);
       } else {
         member.known = null;
+        member.rows.clear();
         discarded ||= outcome === 'discarded';
       }
     }
@@ -664,9 +673,11 @@ async function applyInside(tx: Transaction, work: readonly Work[], storedRows: P
   // Every member's work ends before the transaction does, even when one fails: none may use it after.
   const settled = await Promise.allSettled([
     storedRows,
-    ...work.map(({ member, mine }) => {
+    ...work.map(({ member, seen, mine }) => {
       const handled = mine.filter((event) => member.projection.handles.has(event.type));
-      return handled.length > 0 ? member.projection.applyBatch(txOf(member), handled) : undefined;
+      if (handled.length === 0) return undefined;
+      member.staged = member.rows.view(placeKey(seen));
+      return member.projection.applyBatch(withRowCache(txOf(member), member.staged), handled);
     }),
   ]);
   const failed = settled.find((outcome) => outcome.status === 'rejected');
@@ -722,7 +733,12 @@ async function readAndApply(
   limit: number,
 ): Promise<ReadAndApplied> {
   const guess = log.appendedAfter(from);
-  const ahead = new Map(members.map(({ member, seen }) => [member, guess.length === 0 ? [] : readsFor(member.projection, eventsAfter(guess, seen.checkpoint))]));
+  const ahead = new Map(
+    members.map(({ member, seen }) => [
+      member,
+      guess.length === 0 ? [] : readsFor(member.projection, eventsAfter(guess, seen.checkpoint), (recorder) => withRowCache(recorder, member.rows.view(placeKey(seen)))),
+    ]),
+  );
   let page: ReadAllResult<ProjectedEvent> | null = null;
   try {
     const outcomes = await deps.db.transaction(

@@ -10,9 +10,10 @@ import type { Projection } from './projection.ts';
 /**
  * The reads the projection makes first for these events: it is run on a transaction that answers nothing,
  * recording each statement marked readOnly until the first that is not (a write, or a read that may see one),
- * or until it waits for an answer. A projection that fails on the guess reads nothing ahead.
+ * or until it waits for an answer. A projection that fails on the guess reads nothing ahead. `seenAs` gives the
+ * recorder as the batch's transaction will be seen (with its row cache: rows it holds are not read).
  */
-export function readsFor(projection: Projection, events: readonly ProjectedEvent[]): Statement[] {
+export function readsFor(projection: Projection, events: readonly ProjectedEvent[], seenAs: (tx: Transaction) => Transaction = (tx) => tx): Statement[] {
   const handled = events.filter((event) => projection.handles.has(event.type));
   if (handled.length === 0) return [];
   const reads: Statement[] = [];
@@ -33,7 +34,7 @@ export function readsFor(projection: Projection, events: readonly ProjectedEvent
     send: () => void stop(),
   };
   try {
-    projection.applyBatch(recorder, handled).catch(() => undefined);
+    projection.applyBatch(seenAs(recorder), handled).catch(() => undefined);
   } catch {
     return [];
   }

@@ -566,6 +566,7 @@ export class ProjectorGroup {
 
   private async batchOf(members: readonly Member[]): Promise<GroupOutcome> {
     if (members.length === 0) return NOTHING;
+    for (const member of members) member.staged = null;
     const unknown = members.filter((m) => m.known === null);
     if (unknown.length > 0) {
       const stored = await readCheckpoints(this.deps.db);
@@ -675,9 +676,9 @@ async function applyInside(tx: Transaction, work: readonly Work[], storedRows: P
     storedRows,
     ...work.map(({ member, seen, mine }) => {
       const handled = mine.filter((event) => member.projection.handles.has(event.type));
-      if (handled.length === 0) return undefined;
-      member.staged = member.rows.view(placeKey(seen));
-      return member.projection.applyBatch(withRowCache(txOf(member), member.staged), handled);
+      // This attempt's view only: one of a failed attempt before it must never be committed.
+      member.staged = handled.length === 0 ? null : member.rows.view(placeKey(seen));
+      return member.staged === null ? undefined : member.projection.applyBatch(withRowCache(txOf(member), member.staged), handled);
     }),
   ]);
   const failed = settled.find((outcome) => outcome.status === 'rejected');

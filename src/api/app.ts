@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { type ZodTypeProvider, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Runtime } from '../runtime.ts';
+import { AccessLog } from './access-log.ts';
 import type { ApiToken } from './auth.ts';
 import { nomosContext } from './context.ts';
 import { entitiesApi } from './entities.ts';
@@ -36,6 +37,7 @@ export interface AppOptions {
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: options.logger ?? false,
+    logController: new AccessLog(),
     bodyLimit: options.bodyLimit ?? 1_048_576,
     genReqId: () => randomUUID(),
     // Event streams and keep-alive sockets would hold close() open: end them (clients resume by Last-Event-ID),

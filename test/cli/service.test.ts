@@ -129,6 +129,32 @@ describe('nomos serve as a service', () => {
     expect((await inFlight).status).toBe(0);
   }, 120_000);
 
+  it('logs one line a request, as it is answered: method, url, client, status and time', async () => {
+    const port = await freePort();
+    const server = nomos(['serve'], { NOMOS_DATA_DIR: freshDir(), PORT: String(port) });
+    await listening(server, port);
+    const asked = [
+      ['/sessions?limit=2', 200],
+      ['/no/such/route', 404],
+      ['/sessions?limit=0', 400],
+    ] as const;
+    for (const [url, status] of asked) expect((await fetch(`http://127.0.0.1:${port}${url}`)).status, url).toBe(status);
+    server.child.kill('SIGTERM');
+    expect((await within(server.exit, 10_000, 'serve after SIGTERM')).code, server.output()).toBe(0);
+    const lines = server
+      .output()
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as { msg: string; req?: { method: string; url: string; remoteAddress: string }; res?: { statusCode: number }; responseTime?: number });
+    expect(lines.filter((l) => l.msg === 'incoming request')).toEqual([]);
+    for (const [url, status] of asked) {
+      const about = lines.filter((l) => l.req?.url === url);
+      expect(about, url).toHaveLength(1);
+      expect(about[0]).toMatchObject({ msg: 'request completed', req: { method: 'GET', remoteAddress: '127.0.0.1' }, res: { statusCode: status } });
+      expect(about[0]!.responseTime).toBeGreaterThan(0);
+    }
+  }, 120_000);
+
   it('exits at once on a second signal', async () => {
     const port = await freePort();
     const server = nomos(['serve'], { NOMOS_DATA_DIR: freshDir(), PORT: String(port), NOMOS_READ_WAIT_MS: '60000', NOMOS_SHUTDOWN_MS: '60000' });

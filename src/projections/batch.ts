@@ -85,7 +85,8 @@ export class RowSet<R extends Row> {
         if (cached === undefined) unknown.push(match);
         else if (cached !== null) hold(key, cached as R);
       }
-      if (unknown.length === 0) return loaded;
+      // Read-ahead's dry run stops here, as at a read it records: going on would fold the batch for nothing.
+      if (unknown.length === 0) return cache.guess ? new Promise<never>(() => undefined) : loaded;
       toRead = unknown;
     }
     const { rows } = await tx.query<{ row: R }>(

@@ -737,7 +737,7 @@ async function readAndApply(
   const ahead = new Map(
     members.map(({ member, seen }) => [
       member,
-      guess.length === 0 ? [] : readsFor(member.projection, eventsAfter(guess, seen.checkpoint), (recorder) => withRowCache(recorder, member.rows.view(placeKey(seen)))),
+      guess.length === 0 ? [] : readsFor(member.projection, eventsAfter(guess, seen.checkpoint), (recorder) => withRowCache(recorder, member.rows.view(placeKey(seen), { guess: true }))),
     ]),
   );
   let page: ReadAllResult<ProjectedEvent> | null = null;

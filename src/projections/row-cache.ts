@@ -20,10 +20,13 @@ export class RowCache {
 
   constructor(private readonly limit = ROW_CACHE_LIMIT) {}
 
-  /** A batch's view from `seen`: what the cache holds when it is of `seen`, nothing otherwise (it is emptied). */
-  view(seen: string): RowCacheView {
+  /**
+   * A batch's view from `seen`: what the cache holds when it is of `seen`, nothing otherwise (it is emptied).
+   * `guess`: the view of read-ahead's dry run, which is to stop where it has nothing left to read.
+   */
+  view(seen: string, options: { readonly guess?: boolean } = {}): RowCacheView {
     if (this.place !== seen) this.clear();
-    return new RowCacheView(this.place === null ? null : this.tables);
+    return new RowCacheView(this.place === null ? null : this.tables, options.guess === true);
   }
 
   /**
@@ -62,7 +65,11 @@ export class RowCache {
 export class RowCacheView {
   readonly staged = new Map<string, Map<string, Cached>>();
 
-  constructor(private readonly kept: ReadonlyMap<string, ReadonlyMap<string, Cached>> | null) {}
+  constructor(
+    private readonly kept: ReadonlyMap<string, ReadonlyMap<string, Cached>> | null,
+    /** A dry run's (read-ahead.ts): a load the cache answers whole never returns, so the run goes no further. */
+    readonly guess = false,
+  ) {}
 
   /** The row as the cache has it, a fresh object (the batch may change it); null: no such row; undefined: unknown. */
   get(table: string, key: string): Record<string, unknown> | null | undefined {

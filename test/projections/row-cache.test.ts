@@ -7,10 +7,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSession, executeSessionCommand } from '../../src/commands/session.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { Db, Transaction } from '../../src/ports/db.ts';
+import type { ProjectedEvent } from '../../src/ports/event-store.ts';
 import { resetProjection } from '../../src/projections/checkpoints.ts';
 import type { Projection } from '../../src/projections/projection.ts';
 import { hasReached, Projector, ProjectorGroup } from '../../src/projections/projector.ts';
-import { RowCache } from '../../src/projections/row-cache.ts';
+import { RowSet } from '../../src/projections/batch.ts';
+import { readsFor } from '../../src/projections/read-ahead.ts';
+import { RowCache, withRowCache } from '../../src/projections/row-cache.ts';
 import { type Runtime, openRuntime } from '../../src/runtime.ts';
 import { appendSessions } from '../../bench/append.ts';
 import { sessions as generatedSessions } from '../../bench/generator.ts';
@@ -57,6 +60,43 @@ describe('RowCache', () => {
     cache.committed('p1', 'p2', again);
     const now = cache.view('p2');
     expect(['a', 'b', 'c'].map((key) => now.get('t', key))).toEqual([undefined, 'b2', 'c']);
+  });
+});
+
+describe("read-ahead's dry run with a row cache", () => {
+  /** A projection of one RowSet: it loads the event's row, counts its folds, and puts the row back. */
+  function oneTable() {
+    const counts = { folds: 0 };
+    const projection: Projection = {
+      name: 'cached',
+      version: 1,
+      tables: ['t'],
+      handles: new Set(['E']),
+      async applyBatch(tx, events) {
+        const rows = new RowSet<{ id: string }>({ table: 't', key: ['id'], columns: ['id'] });
+        await rows.load(tx, events.map((e) => ({ id: e.streamName })));
+        counts.folds++;
+        for (const e of events) rows.put({ id: e.streamName });
+        rows.flush(tx);
+      },
+    };
+    return { projection, counts };
+  }
+  const event = (stream: string): ProjectedEvent => ({ streamName: stream, position: 1, checkpoint: { tx: 1, pos: 1 }, type: 'E', data: {}, metadata: {} });
+
+  it('stops at a load the cache answers whole, before the fold, and records the rows it does not hold', async () => {
+    const cache = new RowCache();
+    const first = cache.view('p');
+    first.note('t', 'a', '{"id":"a"}');
+    cache.committed('p', 'q', first);
+    const { projection, counts } = oneTable();
+    const guess = (tx: Transaction) => withRowCache(tx, cache.view('q', { guess: true }));
+    expect(readsFor(projection, [event('a')], guess)).toEqual([]);
+    const partly = readsFor(projection, [event('a'), event('b')], guess);
+    expect(partly).toHaveLength(1);
+    expect(partly[0]!.params).toEqual([JSON.stringify([{ id: 'b' }])]);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(counts.folds).toBe(0);
   });
 });
 

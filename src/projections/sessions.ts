@@ -558,21 +558,23 @@ export async function listSessions(db: Queryable, filter: SessionFilter): Promis
 
 /**
  * `since` filters on last_active_at while pages follow created_at, and PostgreSQL cannot know the two move
- * together. With many matches it takes last_active_at's index, then fetches and sorts every match for each page
- * (13 ms a page of 1 000 at 100 k sessions, measured) where a scan in page order finds a page's rows at once
- * (0.7 ms): recently active sessions are mostly recently created. But a page-order scan that runs out of
- * matches reads on to the oldest session, so it is only right while more matches than a page holds are left
- * after the cursor. The statement finds out first: it collects up to a page and one of the matches (every
- * condition applied, in last_active_at's index) and counts them. More than a page: the page-order branch runs
+ * together. With many matches it takes the index of when sessions were active, then fetches and sorts every
+ * match for each page where a scan in page order finds a page's rows at once: recently active sessions are
+ * mostly recently created. But a page-order scan that runs out of matches reads on to the oldest session, so it
+ * is only right while more matches than a page holds are left after the cursor. The statement finds out first:
+ * it collects up to a page and one of the matches (every condition applied, through the index of the hour each
+ * session was last active in, `active_hour`, and last_active_at checked on the rows that hour admits; an index
+ * on last_active_at itself would cost every event's update of the row its in-place update: migrations/018) and
+ * counts them. More than a page: the page-order branch runs
  * and stops at a page and one. Otherwise this is the last page and those matches are all of it. Each way is
  * a branch that runs only if the count says so (PostgreSQL checks a condition without columns once, before it
  * starts the branch), and only the last page reads every match after the cursor, once.
  */
 function sinceBranches(select: (conditions: readonly string[]) => string, where: readonly string[], since: string, limitPlusOne: string): string {
-  const matches = `SELECT id FROM sessions WHERE ${[...where, `last_active_at >= ${since}`].join(' AND ')} LIMIT ${limitPlusOne}`;
+  const active = [`active_hour >= date_trunc('hour', ${since}::timestamptz AT TIME ZONE 'UTC')`, `last_active_at >= ${since}::timestamptz`];
+  const matches = `SELECT id FROM sessions WHERE ${[...where, ...active].join(' AND ')} LIMIT ${limitPlusOne}`;
   const many = `SELECT count(*) >= ${limitPlusOne} AS yes FROM matches`;
-  // "+ interval '0 s'" keeps last_active_at's index out of the page-order branch.
-  const pageOrder = select([...where, `(last_active_at + interval '0 s') >= ${since}`, '(SELECT yes FROM many)']);
+  const pageOrder = select([...where, `last_active_at >= ${since}::timestamptz`, '(SELECT yes FROM many)']);
   const lastPage = select(['id IN (SELECT id FROM matches)', 'NOT (SELECT yes FROM many)']);
   return `WITH matches AS MATERIALIZED (${matches}), many AS (${many}) SELECT * FROM ((${pageOrder}) UNION ALL (${lastPage})) chosen ORDER BY created_at DESC, id DESC`;
 }

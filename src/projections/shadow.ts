@@ -100,7 +100,7 @@ async function schemaExists(tx: Queryable, schema: string): Promise<boolean> {
 
 /**
  * Starts a rebuild into empty shadow tables shaped like the live ones (columns, defaults, generated columns,
- * checks, primary and unique keys; secondary indexes come later), or resumes the one already under way for
+ * checks, primary and unique keys, storage parameters; secondary indexes come later), or resumes the one already under way for
  * the same version. `restart` throws away a rebuild under way and begins again from the first event.
  */
 export async function beginRebuild(db: Db, projection: Projection, options: { restart?: boolean } = {}): Promise<{ resumed: boolean; state: RebuildState }> {
@@ -121,6 +121,10 @@ export async function beginRebuild(db: Db, projection: Projection, options: { re
     await tx.query(`CREATE SCHEMA ${shadow}`);
     for (const table of tables) {
       await tx.query(`CREATE TABLE ${shadow}.${table} (LIKE ${live}.${table} INCLUDING ALL EXCLUDING INDEXES)`);
+      // LIKE leaves the table's storage parameters behind (sessions keeps room on its pages: migrations/018).
+      const { rows: stored } = await tx.query<{ options: string[] | null }>('SELECT reloptions AS options FROM pg_class WHERE oid = $1::regclass', [`${live}.${table}`]);
+      const options = stored[0]?.options ?? [];
+      if (options.length > 0) await tx.query(`ALTER TABLE ${shadow}.${table} SET (${options.join(', ')})`);
       // Keys are needed from the first event (the projections upsert on them); other indexes only slow the replay.
       const { rows } = await tx.query<{ name: string; def: string }>(
         `SELECT conname AS name, pg_get_constraintdef(oid) AS def FROM pg_constraint

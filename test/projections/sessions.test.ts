@@ -135,6 +135,25 @@ describe.each(databases)('sessions projection on $name', (database) => {
     expect((await session(feed.sessionId)).last_active_at).toBe('2026-07-15T22:41:30.000Z');
   });
 
+  it("keeps the columns a message moves out of every index, so the row is updated in place (HOT)", async () => {
+    const feed = started('2026-07-16T08:00:00.000Z');
+    setGoal(feed, 'rotate the backup keys');
+    feed.add('UserMessagePosted', { message_id: randomUUID(), text: 'go on' }, { at: '2026-07-16T08:00:05.000Z' });
+    await project(feed);
+    const row = async () => (await db.query<{ row: Record<string, unknown> }>('SELECT to_jsonb(s) AS row FROM sessions s WHERE id = $1', [feed.sessionId])).rows[0]!.row;
+    const before = await row();
+    feed.add('UserMessagePosted', { message_id: randomUUID(), text: 'and the next one' }, { at: '2026-07-16T08:07:00.000Z' });
+    await project(feed);
+    const after = await row();
+    const moved = Object.keys(after).filter((column) => JSON.stringify(after[column]) !== JSON.stringify(before[column]));
+    expect(moved).toContain('last_active_at');
+    // What GET /sessions?since= reads through, the hour of last_active_at, moved not at all within the hour.
+    expect(after.active_hour).toBe(before.active_hour);
+    const { rows: indexes } = await db.query<{ indexdef: string }>("SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'sessions'");
+    expect(indexes.length).toBeGreaterThan(1);
+    for (const { indexdef } of indexes) for (const column of moved) expect(indexdef).not.toMatch(new RegExp(`\\b${column}\\b`));
+  });
+
   it('reopening clears outcome, summary, blocker and closed_at, and an open session lasts until now', async () => {
     const feed = started('2026-01-10T08:00:00.000Z');
     turn(feed, { user: 'rclone backup is broken', text: "I can't run the RC API call from here." });

@@ -59,6 +59,15 @@ async function indexesOf(db: Db, tables: readonly string[]): Promise<unknown[]> 
   return rows;
 }
 
+/** Each table's storage parameters (sessions keeps room on its pages for in-place updates). */
+async function storageOf(db: Db, tables: readonly string[]): Promise<unknown[]> {
+  const { rows } = await db.query(
+    `SELECT relname, reloptions FROM pg_class WHERE relnamespace = current_schema()::regnamespace AND relname = ANY($1) AND relkind = 'r' ORDER BY relname`,
+    [tables],
+  );
+  return rows;
+}
+
 async function leftoverSchemas(db: Db): Promise<string[]> {
   const { rows } = await db.query<{ nspname: string }>("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'nomos\\_shadow\\_%' OR nspname LIKE 'nomos\\_retired\\_%'");
   return rows.map((r) => r.nspname);
@@ -78,13 +87,15 @@ describe.each(databases)('shadow-table rebuilds on $name', (database) => {
     await testDb?.close();
   });
 
-  it('builds beside the live tables, which keep answering and following the log; a stopped rebuild resumes; the swap keeps names and indexes', async () => {
+  it('builds beside the live tables, which keep answering and following the log; a stopped rebuild resumes; the swap keeps names, indexes and storage parameters', async () => {
     const deps = { store: runtime.store, db: runtime.db };
     const { tables } = sessionsProjection;
     const first = await populate(runtime, 12, 'before');
     await until('the live projections', () => hasReached(deps, runtime.projections, first));
     const liveBefore = await tableRows(runtime.db, tables);
     const indexesBefore = await indexesOf(runtime.db, tables);
+    const storageBefore = await storageOf(runtime.db, tables);
+    expect(storageBefore).toContainEqual({ relname: 'sessions', reloptions: ['fillfactor=90'] });
     expect(liveBefore.sessions).toHaveLength(12);
 
     // Stop the rebuild after its second batch, as a kill would: the shadow keeps what it built.
@@ -119,6 +130,7 @@ describe.each(databases)('shadow-table rebuilds on $name', (database) => {
     expect(status).toMatchObject({ state: 'live', version: sessionsProjection.version, rebuild: null });
     expect(await tableRows(runtime.db, tables)).toEqual(liveDuring);
     expect(await indexesOf(runtime.db, tables)).toEqual(indexesBefore);
+    expect(await storageOf(runtime.db, tables)).toEqual(storageBefore);
     expect(await leftoverSchemas(runtime.db)).toEqual([]);
 
     // And the live projector goes on from the swapped-in checkpoint: nothing doubled, nothing lost.

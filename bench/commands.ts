@@ -57,7 +57,7 @@ export interface CommandRun {
   readonly p99: number;
   /** Answers whose read-your-writes wait hit NOMOS_READ_WAIT_MS (X-Nomos-Read-Wait: timed-out). */
   readonly timedOut: number;
-  /** GET /sessions?limit=50 from a client process of its own while these wrote (null when not measured). */
+  /** The reader's GETs from a client process of its own while these wrote (null when not measured). */
   readonly reads: Reads | null;
 }
 
@@ -70,9 +70,9 @@ export interface Reads {
 const reads = (latencies: readonly number[]): Reads => ({ requests: latencies.length, p50: percentile(latencies, 50), p99: percentile(latencies, 99) });
 
 /** bench/reader.ts in a process of its own, reading once it has said ready; stop() ends it and hands back its latencies. */
-async function readerProcess(base: string): Promise<{ stop(): Promise<number[]> }> {
+async function readerProcess(base: string, path: string): Promise<{ stop(): Promise<number[]> }> {
   const script = fileURLToPath(new URL('./reader.ts', import.meta.url));
-  const child = spawn(process.execPath, ['--import', 'tsx', script, base], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', script, base, path], { stdio: ['pipe', 'pipe', 'inherit'] });
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   const first = await lines.next();
   if (first.value !== 'ready') {
@@ -91,9 +91,9 @@ async function readerProcess(base: string): Promise<{ stop(): Promise<number[]> 
 
 /**
  * `clients` clients, each with a session of its own, post `perClient` user messages one after another; with
- * `reader`, one more client reads GET /sessions?limit=50 one request after another until they are done.
+ * `reader` (a path), one more client GETs it one request after another until they are done.
  */
-export async function commandsThroughHttp(base: string, options: { clients: number; perClient: number; reader: boolean }): Promise<CommandRun> {
+export async function commandsThroughHttp(base: string, options: { clients: number; perClient: number; reader: string | null }): Promise<CommandRun> {
   const sessions = await Promise.all(Array.from({ length: options.clients }, async () => (await ok(base, 'POST', '/sessions')).body.session_id as string));
   // Warm-up: a few commands each, so connections, prepared statements and the JIT are in place.
   await Promise.all(sessions.map(async (id) => {
@@ -101,7 +101,7 @@ export async function commandsThroughHttp(base: string, options: { clients: numb
   }));
   const latencies: number[] = [];
   let timedOut = 0;
-  const reader = options.reader ? await readerProcess(base) : null;
+  const reader = options.reader !== null ? await readerProcess(base, options.reader) : null;
   const started = performance.now();
   await Promise.all(sessions.map(async (id, client) => {
     for (let i = 0; i < options.perClient; i++) {

@@ -29,12 +29,17 @@ export const WRITE_PATH_SCALES: Record<string, WritePathScale> = {
 
 export interface WritePath {
   readonly store: { readonly one: StoreRun; readonly many: StoreRun };
-  /** many: 32 clients writing; reading: 32 clients writing again while a reader reads the list. */
-  readonly postgres: { readonly one: CommandRun; readonly many: CommandRun; readonly reading: CommandRun; readonly visibility: Visibility };
+  /**
+   * many: 32 clients writing; reading: 32 clients writing again while a reader reads the list; floor: again, the
+   * reader on /healthz (one statement of one row).
+   */
+  readonly postgres: { readonly one: CommandRun; readonly many: CommandRun; readonly reading: CommandRun; readonly floor: CommandRun; readonly visibility: Visibility };
   readonly embedded: { readonly one: CommandRun; readonly many: CommandRun };
 }
 
 const log = (message: string) => console.error(`bench: ${message}`);
+
+const LIST = '/sessions?limit=50';
 
 /** Every figure, PostgreSQL first (a fresh database on `serverUrl`), then a fresh embedded data directory. */
 export async function measureWritePath(serverUrl: string, scale: WritePathScale, port: number): Promise<WritePath> {
@@ -50,13 +55,15 @@ export async function measureWritePath(serverUrl: string, scale: WritePathScale,
     };
     const server = await startServer(bench.url, port);
     try {
-      log('write path: commands through HTTP on PostgreSQL, 1 client, then 32, then 32 with a reader of the list');
-      const one = await commandsThroughHttp(server.base, { clients: 1, perClient: scale.one, reader: false });
-      const many = await commandsThroughHttp(server.base, { clients: 32, perClient: scale.perClientOf32, reader: false });
-      const reading = await commandsThroughHttp(server.base, { clients: 32, perClient: scale.perClientOf32, reader: true });
+      log('write path: commands through HTTP on PostgreSQL, 1 client, then 32, then 32 with a reader of the list, then of /healthz');
+      const one = await commandsThroughHttp(server.base, { clients: 1, perClient: scale.one, reader: null });
+      const many = await commandsThroughHttp(server.base, { clients: 32, perClient: scale.perClientOf32, reader: null });
+      const reading = await commandsThroughHttp(server.base, { clients: 32, perClient: scale.perClientOf32, reader: LIST });
+      // The same reader on the lightest read that still asks the database: what any read gets beside them.
+      const floor = await commandsThroughHttp(server.base, { clients: 32, perClient: scale.perClientOf32, reader: '/healthz' });
       log('write path: answer to visible in GET /sessions, 32 clients');
       const visibility = await visibleInList(server.base, { clients: 32, perClient: scale.visibility });
-      postgres = { one, many, reading, visibility };
+      postgres = { one, many, reading, floor, visibility };
     } finally {
       await server.stop();
     }
@@ -69,8 +76,8 @@ export async function measureWritePath(serverUrl: string, scale: WritePathScale,
     const server = await startServer(null, port, dir);
     try {
       log('write path: commands through HTTP on the embedded default, 1 client, then 32');
-      const one = await commandsThroughHttp(server.base, { clients: 1, perClient: scale.embedded.one, reader: false });
-      const many = await commandsThroughHttp(server.base, { clients: 32, perClient: scale.embedded.perClientOf32, reader: false });
+      const one = await commandsThroughHttp(server.base, { clients: 1, perClient: scale.embedded.one, reader: null });
+      const many = await commandsThroughHttp(server.base, { clients: 32, perClient: scale.embedded.perClientOf32, reader: null });
       return { store: storeRuns, postgres, embedded: { one, many } };
     } finally {
       await server.stop();
@@ -87,7 +94,7 @@ const timedOut = (run: CommandRun) => (run.timedOut > 0 ? `; ${n(run.timedOut)} 
 export function writePathRows(w: WritePath): Row[] {
   const store = (r: StoreRun) => `${n(r.appends / r.seconds)} appends/s, p50 ${ms(r.p50)}, p99 ${ms(r.p99)} (${n(r.appends)} appends, ${s(r.seconds)})`;
   const http = (r: CommandRun) => `${n(rate(r))} commands/s, p50 ${ms(r.p50)}, p99 ${ms(r.p99)} (${n(r.commands)} commands, ${s(r.seconds)}${timedOut(r)})`;
-  const { one, many, reading, visibility } = w.postgres;
+  const { one, many, reading, floor, visibility } = w.postgres;
   return [
     { metric: 'store alone, 1 writer, one event an append (SqlEventStore.append, PostgreSQL)', figure: store(w.store.one), target: null },
     { metric: 'store alone, 32 writers, one event an append, a stream each', figure: store(w.store.many), target: null },
@@ -105,6 +112,15 @@ export function writePathRows(w: WritePath): Row[] {
             figure: `p50 ${ms(reading.reads.p50)}, p99 ${ms(reading.reads.p99)}; the 32 meanwhile ${n(rate(reading))} commands/s, p99 ${ms(reading.p99)}`,
             target: 'p99 ≤ 10 ms',
             met: reading.reads.p99 <= 10,
+          },
+        ]
+      : []),
+    ...(floor.reads
+      ? [
+          {
+            metric: `GET /healthz (one statement, one row) from a client process of its own while 32 write (${n(floor.reads.requests)} requests): any read's share of the machine beside them`,
+            figure: `p50 ${ms(floor.reads.p50)}, p99 ${ms(floor.reads.p99)}; the 32 meanwhile ${n(rate(floor))} commands/s, p99 ${ms(floor.p99)}`,
+            target: null,
           },
         ]
       : []),

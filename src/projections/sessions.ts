@@ -565,10 +565,10 @@ export async function listSessions(db: Queryable, filter: SessionFilter): Promis
  * it collects up to a page and one of the matches (every condition applied, through the index of the hour each
  * session was last active in, `active_hour`, and last_active_at checked on the rows that hour admits; an index
  * on last_active_at itself would cost every event's update of the row its in-place update: migrations/018) and
- * counts them. More than a page: the page-order branch runs
- * and stops at a page and one. Otherwise this is the last page and those matches are all of it. Each way is
- * a branch that runs only if the count says so (PostgreSQL checks a condition without columns once, before it
- * starts the branch), and only the last page reads every match after the cursor, once.
+ * counts them. More than a page: the page-order branch runs and stops at a page and one. Otherwise this is the
+ * last page and those matches are all of it. Each way is a branch that runs only if the count says so
+ * (PostgreSQL checks a condition without columns once, before it starts the branch), and only the last page
+ * reads every match after the cursor, once.
  */
 function sinceBranches(select: (conditions: readonly string[]) => string, where: readonly string[], since: string, limitPlusOne: string): string {
   const active = [`active_hour >= date_trunc('hour', ${since}::timestamptz AT TIME ZONE 'UTC')`, `last_active_at >= ${since}::timestamptz`];

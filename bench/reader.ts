@@ -1,7 +1,7 @@
-// The write path's reader as a client of its own (bench/commands.ts): GET PATH (by default /sessions?limit=50), one
-// request after another, from a process of its own, so that its figures hold the server's time and not the event loop of the
-// bench process that runs the 32 writers. Prints "ready" once its first request is answered, reads until a line
-// arrives on standard input, then prints its latencies (ms) as JSON and exits.
+// The write path's reader as a client of its own (bench/commands.ts): GET PATH (by default /sessions?limit=50),
+// one request after another, from a process of its own, so that its figures hold the server's time and not the
+// event loop of the bench process that runs the 32 writers. Prints "ready" once its first request is answered,
+// reads until a line arrives on standard input, then prints its latencies (ms) as JSON and exits.
 import { createInterface } from 'node:readline';
 import { ok } from './commands.ts';
 

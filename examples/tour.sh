@@ -140,6 +140,8 @@ curl -s $N/projections | jq '.projections[] | select(.state == "rebuilding") | {
 check 'the projections' "$(curl -s $N/projections)" '[.projections[].state] | unique == ["live"]'
 curl -s $N/metrics | grep '^nomos_executions'   # Prometheus text: events, refusals, executions, approvals, projection lag
 check 'the metrics' "$(curl -s $N/metrics | grep -c '^nomos_projection_lag')" '. == 6'
+curl -s $N/metrics | grep -E '^nomos_(event_loop_delay|gc_pause)'   # this server's pauses: how late its event loop ran since the last scrape, time in garbage collection
+check 'the pauses' "$(curl -s $N/metrics | grep -cE '^nomos_(event_loop_delay_(p50|p99|max)_seconds|gc_pause_seconds_total)')" '. >= 4'
 curl -s $N/openapi.json | jq '.paths | keys'   # every endpoint, from the zod schemas that validate it; UI at /docs
 curl -sN -m 2 $N/changes || true   # event stream: {position} each time the read models move (any server); two seconds of it
 

@@ -1,10 +1,12 @@
 // GET /metrics in the Prometheus text format: the event log's head, refused commands by rule, executions by
-// status, pending approvals, and each projection's position and lag. Gauges are read when scraped.
+// status, pending approvals, each projection's position and lag, and this process's pauses (its event loop's
+// delay since the previous scrape, its garbage collections). Gauges are read when scraped.
 import fp from 'fastify-plugin';
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod';
 import { executionCounts, ExecutionStatus, pendingApprovalCount } from '../projections/executions.ts';
 import { projectionStatus } from '../projections/projector.ts';
 import { toProblem } from './errors.ts';
+import { ProcessPauses } from './process-pauses.ts';
 import { CALLER, text } from './responses.ts';
 
 interface Sample {
@@ -43,6 +45,11 @@ const metricsPlugin: FastifyPluginCallbackZod = (app, _options, done) => {
   const deps = { store: runtime.store, db: runtime.db };
   // Counted in-process from the one error mapping, so it starts from zero at each start, as counters may.
   const refusals = new Map<string, number>();
+  const pauses = new ProcessPauses();
+  app.addHook('onClose', (_app, next) => {
+    pauses.close();
+    next();
+  });
 
   app.addHook('onError', (_request, _reply, error, next) => {
     const p = toProblem(error);
@@ -59,6 +66,8 @@ const metricsPlugin: FastifyPluginCallbackZod = (app, _options, done) => {
     ]);
     // Every known status, zero included, so a series does not vanish when its last row changes status.
     const executionStatuses = [...new Set([...ExecutionStatus.options, ...byStatus.keys()])];
+    const { loopDelay, gc } = pauses.sample();
+    const gcKinds = [...gc.keys()].sort();
     const body = renderMetrics([
       {
         name: 'nomos_events_appended_total',
@@ -101,6 +110,30 @@ const metricsPlugin: FastifyPluginCallbackZod = (app, _options, done) => {
         type: 'gauge',
         help: 'Events between a rebuild under way (shadow tables) and the head of the log; absent when none is.',
         samples: statuses.flatMap((s) => (s.rebuild ? [{ labels: { projection: s.name }, value: s.rebuild.lag }] : [])),
+      },
+      ...(
+        [
+          ['p50', 'median', loopDelay.p50],
+          ['p99', '99th percentile', loopDelay.p99],
+          ['max', 'longest', loopDelay.max],
+        ] as const
+      ).map(([suffix, what, value]): Family => ({
+        name: `nomos_event_loop_delay_${suffix}_seconds`,
+        type: 'gauge',
+        help: `How late this process's event loop ran since the previous scrape (a 10 ms timer's lateness), ${what}: every request waits through it.`,
+        samples: [{ value }],
+      })),
+      {
+        name: 'nomos_gc_pauses_total',
+        type: 'counter',
+        help: "This process's garbage collections since it started, by kind.",
+        samples: gcKinds.map((kind) => ({ labels: { kind }, value: gc.get(kind)!.count })),
+      },
+      {
+        name: 'nomos_gc_pause_seconds_total',
+        type: 'counter',
+        help: "Time this process's event loop stood still for garbage collection since it started, by kind.",
+        samples: gcKinds.map((kind) => ({ labels: { kind }, value: gc.get(kind)!.seconds })),
       },
     ]);
     return reply.type('text/plain; version=0.0.4; charset=utf-8').send(body);

@@ -59,6 +59,45 @@ export interface CommandRun {
   readonly timedOut: number;
   /** The reader's GETs from a client process of its own while these wrote (null when not measured). */
   readonly reads: Reads | null;
+  /** What stopped the server's event loop meanwhile. */
+  readonly pauses: ServerPauses;
+}
+
+/** The server's pauses over a phase, from its GET /metrics (src/api/process-pauses.ts). */
+export interface ServerPauses {
+  /** How late the server's event loop ran over the phase, ms (a 10 ms timer's lateness). */
+  readonly loopDelayP99: number;
+  readonly loopDelayMax: number;
+  /** Garbage collections a second, and the ms a second the loop stood still in them. */
+  readonly gcPerSecond: number;
+  readonly gcMsPerSecond: number;
+}
+
+interface Scrape {
+  readonly at: number;
+  readonly gcCount: number;
+  readonly gcSeconds: number;
+  readonly loopDelayP99: number;
+  readonly loopDelayMax: number;
+}
+
+/** GET /metrics: the collections so far (every kind), and the loop's delay since the previous scrape (which this one starts again). */
+async function scrape(base: string): Promise<Scrape> {
+  const res = await fetch(`${base}/metrics`);
+  if (!res.ok) throw new Error(`GET /metrics: ${res.status}`);
+  const text = await res.text();
+  const sum = (name: string) => [...text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'gm'))].reduce((total, m) => total + Number(m[1]), 0);
+  return { at: performance.now(), gcCount: sum('nomos_gc_pauses_total'), gcSeconds: sum('nomos_gc_pause_seconds_total'), loopDelayP99: sum('nomos_event_loop_delay_p99_seconds'), loopDelayMax: sum('nomos_event_loop_delay_max_seconds') };
+}
+
+function pausesBetween(before: Scrape, after: Scrape): ServerPauses {
+  const seconds = (after.at - before.at) / 1000;
+  return {
+    loopDelayP99: after.loopDelayP99 * 1000,
+    loopDelayMax: after.loopDelayMax * 1000,
+    gcPerSecond: (after.gcCount - before.gcCount) / seconds,
+    gcMsPerSecond: ((after.gcSeconds - before.gcSeconds) * 1000) / seconds,
+  };
 }
 
 export interface Reads {
@@ -91,9 +130,11 @@ async function readerProcess(base: string, path: string): Promise<{ stop(): Prom
 
 /**
  * `clients` clients, each with a session of its own, post `perClient` user messages one after another; with
- * `reader` (a path), one more client GETs it one request after another until they are done.
+ * `reader` (a path), one more client GETs it one request after another until they are done. With `rate`
+ * (commands a second, all clients together), each client sends at its share of it, from a random start,
+ * instead of as soon as it is answered (a late answer's next command goes at once).
  */
-export async function commandsThroughHttp(base: string, options: { clients: number; perClient: number; reader: string | null }): Promise<CommandRun> {
+export async function commandsThroughHttp(base: string, options: { clients: number; perClient: number; reader: string | null; rate?: number }): Promise<CommandRun> {
   const sessions = await Promise.all(Array.from({ length: options.clients }, async () => (await ok(base, 'POST', '/sessions')).body.session_id as string));
   // Warm-up: a few commands each, so connections, prepared statements and the JIT are in place.
   await Promise.all(sessions.map(async (id) => {
@@ -102,9 +143,15 @@ export async function commandsThroughHttp(base: string, options: { clients: numb
   const latencies: number[] = [];
   let timedOut = 0;
   const reader = options.reader !== null ? await readerProcess(base, options.reader) : null;
+  const before = await scrape(base);
   const started = performance.now();
+  const every = options.rate === undefined ? 0 : (options.clients * 1000) / options.rate;
   await Promise.all(sessions.map(async (id, client) => {
+    let due = started + Math.random() * every;
     for (let i = 0; i < options.perClient; i++) {
+      const wait = due - performance.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      due += every;
       const sent = performance.now();
       const answer = await ok(base, 'POST', `/sessions/${id}/commands`, { type: 'post_user_message', text: `message ${i} from client ${client}` });
       latencies.push(performance.now() - sent);
@@ -112,6 +159,7 @@ export async function commandsThroughHttp(base: string, options: { clients: numb
     }
   }));
   const seconds = (performance.now() - started) / 1000;
+  const pauses = pausesBetween(before, await scrape(base));
   const readLatencies = await reader?.stop();
   return {
     clients: options.clients,
@@ -121,6 +169,7 @@ export async function commandsThroughHttp(base: string, options: { clients: numb
     p99: percentile(latencies, 99),
     timedOut,
     reads: readLatencies ? reads(readLatencies) : null,
+    pauses,
   };
 }
 

@@ -31,15 +31,18 @@ export interface WritePath {
   readonly store: { readonly one: StoreRun; readonly many: StoreRun };
   /**
    * many: 32 clients writing; reading: 32 clients writing again while a reader reads the list; floor: again, the
-   * reader on /healthz (one statement of one row).
+   * reader on /healthz (one statement of one row); paced: the list's reader again, the 32 sending PACED_RATE
+   * commands a second in all (the machine keeps headroom).
    */
-  readonly postgres: { readonly one: CommandRun; readonly many: CommandRun; readonly reading: CommandRun; readonly floor: CommandRun; readonly visibility: Visibility };
+  readonly postgres: { readonly one: CommandRun; readonly many: CommandRun; readonly reading: CommandRun; readonly floor: CommandRun; readonly paced: CommandRun; readonly visibility: Visibility };
   readonly embedded: { readonly one: CommandRun; readonly many: CommandRun };
 }
 
 const log = (message: string) => console.error(`bench: ${message}`);
 
 const LIST = '/sessions?limit=50';
+/** The 32 writers' rate in all, in the phase where they leave the machine headroom: about half what they reach. */
+const PACED_RATE = 1_000;
 
 /** Every figure, PostgreSQL first (a fresh database on `serverUrl`), then a fresh embedded data directory. */
 export async function measureWritePath(serverUrl: string, scale: WritePathScale, port: number): Promise<WritePath> {
@@ -55,15 +58,17 @@ export async function measureWritePath(serverUrl: string, scale: WritePathScale,
     };
     const server = await startServer(bench.url, port);
     try {
-      log('write path: commands through HTTP on PostgreSQL, 1 client, then 32, then 32 with a reader of the list, then of /healthz');
+      log('write path: commands through HTTP on PostgreSQL, 1 client, then 32, then 32 with a reader of the list, then of /healthz, then of the list at a set rate');
       const one = await commandsThroughHttp(server.base, { clients: 1, perClient: scale.one, reader: null });
       const many = await commandsThroughHttp(server.base, { clients: 32, perClient: scale.perClientOf32, reader: null });
       const reading = await commandsThroughHttp(server.base, { clients: 32, perClient: scale.perClientOf32, reader: LIST });
       // The same reader on the lightest read that still asks the database: what any read gets beside them.
       const floor = await commandsThroughHttp(server.base, { clients: 32, perClient: scale.perClientOf32, reader: '/healthz' });
+      // The list's reader beside writers that leave the machine headroom: what the tail owes to the cores being full.
+      const paced = await commandsThroughHttp(server.base, { clients: 32, perClient: scale.perClientOf32, reader: LIST, rate: PACED_RATE });
       log('write path: answer to visible in GET /sessions, 32 clients');
       const visibility = await visibleInList(server.base, { clients: 32, perClient: scale.visibility });
-      postgres = { one, many, reading, floor, visibility };
+      postgres = { one, many, reading, floor, paced, visibility };
     } finally {
       await server.stop();
     }
@@ -94,7 +99,9 @@ const timedOut = (run: CommandRun) => (run.timedOut > 0 ? `; ${n(run.timedOut)} 
 export function writePathRows(w: WritePath): Row[] {
   const store = (r: StoreRun) => `${n(r.appends / r.seconds)} appends/s, p50 ${ms(r.p50)}, p99 ${ms(r.p99)} (${n(r.appends)} appends, ${s(r.seconds)})`;
   const http = (r: CommandRun) => `${n(rate(r))} commands/s, p50 ${ms(r.p50)}, p99 ${ms(r.p99)} (${n(r.commands)} commands, ${s(r.seconds)}${timedOut(r)})`;
-  const { one, many, reading, floor, visibility } = w.postgres;
+  const { one, many, reading, floor, paced, visibility } = w.postgres;
+  const pauses = ({ pauses: p }: CommandRun) =>
+    `; the server’s event loop meanwhile late by p99 ${ms(p.loopDelayP99)} (at most ${ms(p.loopDelayMax)}), ${p.gcPerSecond.toFixed(1)} garbage collections a second, stopping it ${ms(p.gcMsPerSecond)} a second`;
   return [
     { metric: 'store alone, 1 writer, one event an append (SqlEventStore.append, PostgreSQL)', figure: store(w.store.one), target: null },
     { metric: 'store alone, 32 writers, one event an append, a stream each', figure: store(w.store.many), target: null },
@@ -109,7 +116,7 @@ export function writePathRows(w: WritePath): Row[] {
       ? [
           {
             metric: `GET /sessions?limit=50 from a client process of its own while 32 write (${n(reading.reads.requests)} requests, one after another)`,
-            figure: `p50 ${ms(reading.reads.p50)}, p99 ${ms(reading.reads.p99)}; the 32 meanwhile ${n(rate(reading))} commands/s, p99 ${ms(reading.p99)}`,
+            figure: `p50 ${ms(reading.reads.p50)}, p99 ${ms(reading.reads.p99)}; the 32 meanwhile ${n(rate(reading))} commands/s, p99 ${ms(reading.p99)}${pauses(reading)}`,
             target: 'p99 ≤ 10 ms',
             met: reading.reads.p99 <= 10,
           },
@@ -119,7 +126,16 @@ export function writePathRows(w: WritePath): Row[] {
       ? [
           {
             metric: `GET /healthz (one statement, one row) from a client process of its own while 32 write (${n(floor.reads.requests)} requests): any read's share of the machine beside them`,
-            figure: `p50 ${ms(floor.reads.p50)}, p99 ${ms(floor.reads.p99)}; the 32 meanwhile ${n(rate(floor))} commands/s, p99 ${ms(floor.p99)}`,
+            figure: `p50 ${ms(floor.reads.p50)}, p99 ${ms(floor.reads.p99)}; the 32 meanwhile ${n(rate(floor))} commands/s, p99 ${ms(floor.p99)}${pauses(floor)}`,
+            target: null,
+          },
+        ]
+      : []),
+    ...(paced.reads
+      ? [
+          {
+            metric: `GET /sessions?limit=50 from a client process of its own while 32 write ${n(PACED_RATE)} commands/s in all, paced (${n(paced.reads.requests)} requests): the same read with the machine’s headroom`,
+            figure: `p50 ${ms(paced.reads.p50)}, p99 ${ms(paced.reads.p99)}; the 32 meanwhile ${n(rate(paced))} commands/s, p99 ${ms(paced.p99)}${pauses(paced)}`,
             target: null,
           },
         ]

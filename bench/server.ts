@@ -1,6 +1,7 @@
 // A real `nomos serve` child process on the bench database: started, waited for, its peak memory read from
 // /proc (VmHWM, the resident high-water mark), and stopped.
 import { type ChildProcess, spawn } from 'node:child_process';
+import { openSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 
@@ -16,7 +17,8 @@ export interface BenchServer {
 
 /** databaseUrl null: the embedded default, PGlite in `dataDir`. */
 export async function startServer(databaseUrl: string | null, port: number, dataDir?: string): Promise<BenchServer> {
-  // BENCH_SERVER_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' profiles the server (written when it stops).
+  // BENCH_SERVER_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' profiles the server (written when it stops);
+  // BENCH_SERVER_STDOUT=FILE keeps what it prints (its request log, --trace-gc's lines).
   const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), HOST: '127.0.0.1', NOMOS_TOKENS: '', OPENAI_API_KEY: '', OPENAI_BASE_URL: '' };
   if (databaseUrl === null) {
@@ -25,7 +27,7 @@ export async function startServer(databaseUrl: string | null, port: number, data
   } else env.DATABASE_URL = databaseUrl;
   const child: ChildProcess = spawn(process.execPath, [...nodeArgs, BIN, 'serve'], {
     env,
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', process.env.BENCH_SERVER_STDOUT ? openSync(process.env.BENCH_SERVER_STDOUT, 'w') : 'ignore', 'pipe'],
   });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));

@@ -1,6 +1,6 @@
 // The event store port: what the command layer and the projector need from any event store
 // (PostgreSQL, PGlite or EventStoreDB). Adapters live in src/adapters/eventstore.
-import type { Queryable } from './db.ts';
+import type { Queryable, Statement } from './db.ts';
 import type { Observable } from 'rxjs';
 
 /** Where a reader stands in the global log; opaque to callers, ordered by `compareCheckpoints`. */
@@ -92,6 +92,18 @@ export interface LogInDatabase {
    * position may be off where another writer drew from the same sequence meanwhile).
    */
   appendedAfter(after: Checkpoint): ProjectedEvent[];
+  /**
+   * The start of the page a read after `after` (of at most `limit` events) would give, if it is the events this
+   * store appended since, exactly as the read would give them; with a statement that fails unless it is, and
+   * that answers, as `pending`, what the read's `pending` would be, and as `more`, whether the page goes on after
+   * them. Null when this store knows it cannot tell.
+   */
+  guessed?(after: Checkpoint, limit: number): GuessedPage | null;
+}
+
+export interface GuessedPage {
+  readonly events: ProjectedEvent[];
+  readonly expect: Statement;
 }
 
 export interface EventStore {

@@ -67,6 +67,22 @@ export function lockProjections(names: readonly string[]): Statement {
   };
 }
 
+/**
+ * A statement (for a transaction's opening, after the locks) that fails (nomos_expect, migrations/019) unless
+ * each of these projections stands exactly where given: the check applyInside makes on READ_CHECKPOINTS' rows,
+ * for a transaction that commits without waiting for them.
+ */
+export function expectPlaces(places: readonly { name: string; version: number; checkpoint: Checkpoint }[]): Statement {
+  return {
+    sql: `SELECT nomos_expect((SELECT count(*) FROM projection_checkpoints c
+             JOIN unnest($1::text[], $2::int[], $3::bigint[], $4::bigint[]) AS p(name, version, tx, pos)
+               ON c.name = p.name AND c.version = p.version AND c.tx = p.tx AND c.pos = p.pos) = cardinality($1::text[]),
+           'a projection moved') AS expected`,
+    params: [places.map((p) => p.name), places.map((p) => p.version), places.map((p) => p.checkpoint.tx), places.map((p) => p.checkpoint.pos)],
+    options: PREPARED,
+  };
+}
+
 /** readCheckpoints as a statement (for a transaction's opening); checkpointsOf reads its rows. */
 export const READ_CHECKPOINTS: Statement = { sql: 'SELECT name, version, tx, pos, updated_at FROM projection_checkpoints', options: PREPARED };
 

@@ -1,13 +1,14 @@
 // Runs a projection: reads events after its stored checkpoint, applies them and moves the checkpoint in one
 // transaction, then follows the log live. Also rebuilds projections into shadow tables and swaps them in,
 // and answers how far each has got.
-import type { Db, Queryable, Transaction } from '../ports/db.ts';
+import type { Db, Queryable, Statement, Transaction } from '../ports/db.ts';
 import { type Checkpoint, compareCheckpoints, type EventStore, type LogInDatabase, type ProjectedEvent, type ReadAllResult } from '../ports/event-store.ts';
 import {
   ensureCheckpoint,
   livePositionSql,
   lockProjection,
   checkpointsOf,
+  expectPlaces,
   lockProjections,
   READ_CHECKPOINTS,
   moveCheckpoint,
@@ -442,6 +443,8 @@ interface GroupOutcome {
   readonly pending: boolean;
   /** A member's batch was discarded (another writer moved its checkpoint): look again at once. */
   readonly discarded: boolean;
+  /** Events the batch left for the next can be read already (applyGuessed's page was the start of one): at once. */
+  readonly more?: boolean;
 }
 
 const NOTHING: GroupOutcome = { read: 0, pending: false, discarded: false };
@@ -468,6 +471,9 @@ export class ProjectorGroup {
   private inFlight: Promise<unknown> = Promise.resolve();
   /** The last page read was not full: the group is following the log's head, not catching up. */
   private live = false;
+  /** Live batches still to go the two-round-trip way before applyGuessed is tried again, and its misses in a row. */
+  private guessRest = 0;
+  private guessMisses = 0;
 
   constructor(
     private readonly deps: ProjectorDeps,
@@ -538,7 +544,7 @@ export class ProjectorGroup {
           errorDelay = Math.min(errorDelay * 2, ERROR_DELAY.max);
           continue;
         }
-        if (outcome.discarded || outcome.read === this.batchSize) continue;
+        if (outcome.discarded || outcome.more === true || outcome.read === this.batchSize) continue;
         // A member sitting out an error is looked at again when its pause is over, not only on a change.
         const later = Date.now();
         const untilRetry = Math.max(0, Math.min(...[...this.members.values()].filter((m) => m.retryAt > later).map((m) => m.retryAt - later)));
@@ -581,8 +587,9 @@ export class ProjectorGroup {
     // then shares the transaction's first round trip, and so do the reads its events call for when they are the
     // ones this process just appended (readAndApply).
     const log = this.live ? (this.deps.store.logIn?.(this.deps.db) ?? null) : null;
+    const seen = members.map((member, i) => ({ member, seen: places[i]! }));
     const read = log
-      ? await readAndApply(this.deps, log, members.map((member, i) => ({ member, seen: places[i]! })), from, this.batchSize)
+      ? ((await this.applyGuessed(log, seen, from)) ?? (await readAndApply(this.deps, log, seen, from, this.batchSize)))
       : { ...(await this.deps.store.readAllProjected({ after: from, limit: this.batchSize })), outcomes: null, failure: null };
     const { events, pending } = read;
     this.live = events.length < this.batchSize;
@@ -630,7 +637,27 @@ export class ProjectorGroup {
         discarded ||= outcome === 'discarded';
       }
     }
-    return { read: events.length, pending, discarded };
+    return { read: events.length, pending, discarded, more: read.more === true };
+  }
+
+  /**
+   * applyGuessed, unless it missed lately: after a miss (another process appends to the same log, say) it rests
+   * for twice as many live batches as the last time, up to GUESS_REST_MAX, so that a guess that keeps missing
+   * costs a round trip now and then rather than every batch.
+   */
+  private async applyGuessed(log: LogInDatabase, members: readonly { member: Member; seen: Place }[], from: Checkpoint): Promise<ReadAndApplied | null> {
+    if (this.guessRest > 0) {
+      this.guessRest -= 1;
+      return null;
+    }
+    const outcome = await applyGuessed(this.deps, log, members, from, this.batchSize);
+    if (outcome === 'missed') {
+      this.guessMisses += 1;
+      this.guessRest = Math.min(2 ** this.guessMisses, GUESS_REST_MAX);
+      return null;
+    }
+    if (outcome !== null) this.guessMisses = 0;
+    return outcome;
   }
 
   /** Each member's events in a transaction of its own, all at once; an error is its member's, who backs off. */
@@ -711,11 +738,94 @@ async function applyTogether(deps: ProjectorDeps, work: readonly Work[], to: Che
   }
 }
 
+/** The most live batches applyGuessed rests for after misses in a row. */
+const GUESS_REST_MAX = 64;
+
+/** A transaction that records what is sent on it and answers no query: a batch worked out from cached rows alone. */
+class NeedsARead extends Error {}
+function recording(): { tx: Transaction; sent: Statement[] } {
+  const sent: Statement[] = [];
+  const tx: Transaction = {
+    query: () => Promise.reject(new NeedsARead()),
+    exec: () => Promise.reject(new NeedsARead()),
+    send: (sql, params, options) => void sent.push({ sql, ...(params !== undefined && { params }), ...(options !== undefined && { options }) }),
+  };
+  return { tx, sent };
+}
+
+/**
+ * A live batch in one round trip, when it can be worked out before anything is read: the page is guessed to be
+ * the events this process appended since `from` (LogInDatabase.guessed, as a read would give them), and every
+ * member works its part out from the rows its cache holds (a member that needs a read makes this give up,
+ * before anything is sent). Then BEGIN, the members' locks, the check that each stands where it was seen, the
+ * check that the log after `from` is exactly the guessed page, the members' writes, their checkpoints' move and
+ * COMMIT go out together. A check that fails fails the transaction: nothing commits, and the batch goes the
+ * two-round-trip way (readAndApply) — 'missed'. Null: not tried (PostgreSQL only: on the embedded database a
+ * round trip costs next to nothing).
+ */
+async function applyGuessed(
+  deps: ProjectorDeps,
+  log: LogInDatabase,
+  members: readonly { member: Member; seen: Place }[],
+  from: Checkpoint,
+  limit: number,
+): Promise<ReadAndApplied | 'missed' | null> {
+  if (deps.db.kind !== 'postgres' || !log.guessed) return null;
+  const page = log.guessed(from, limit);
+  const last = page?.events[page.events.length - 1];
+  if (!page || !last) return null;
+  const work: Work[] = [];
+  for (const { member, seen } of members) {
+    const mine = eventsAfter(page.events, seen.checkpoint);
+    if (mine.length > 0) work.push({ member, seen, mine });
+  }
+  if (work.length === 0) return null;
+  const sent = new Map<Member, Statement[]>();
+  const settled = await Promise.allSettled(
+    work.map(async ({ member, seen, mine }) => {
+      const handled = mine.filter((event) => member.projection.handles.has(event.type));
+      member.staged = handled.length === 0 ? null : member.rows.view(placeKey(seen));
+      if (member.staged === null) return;
+      const recorder = recording();
+      sent.set(member, recorder.sent);
+      await member.projection.applyBatch(withRowCache(recorder.tx, member.staged), handled);
+    }),
+  );
+  const discard = () => {
+    for (const { member } of work) member.staged = null;
+  };
+  if (settled.some((outcome) => outcome.status === 'rejected')) {
+    discard();
+    return 'missed';
+  }
+  let opened: Promise<Record<string, unknown>[]> = Promise.resolve([]);
+  const places = work.map(({ member, seen }) => ({ name: member.projection.name, version: seen.version, checkpoint: seen.checkpoint }));
+  try {
+    await deps.db.transaction(
+      async (tx, answers) => {
+        opened = answers;
+        for (const statements of sent.values()) for (const { sql, params, options } of statements) tx.send(sql, params, options);
+        writeCheckpoints(tx, places.map((place) => ({ ...place, checkpoint: last.checkpoint })));
+      },
+      { opening: [lockProjections(places.map((place) => place.name)), expectPlaces(places), page.expect] },
+    );
+  } catch {
+    // Whatever failed (a check, or a write the two-round-trip way will meet and report again), nothing committed.
+    discard();
+    return 'missed';
+  }
+  const [row] = await opened;
+  const outcomes = new Map(work.map(({ member }) => [member, 'applied' as const]));
+  return { events: page.events, pending: row?.pending === true, more: row?.more === true, outcomes, failure: null };
+}
+
 interface ReadAndApplied extends ReadAllResult<ProjectedEvent> {
   /** Null: the page was not applied here (it was empty or full, or the transaction failed). */
   readonly outcomes: Map<Member, 'applied' | 'discarded'> | null;
   /** Why the transaction failed after the page was read (its events are to go to each member alone); else null. */
   readonly failure: unknown;
+  /** The page was the start of what could be read (applyGuessed). */
+  readonly more?: boolean;
 }
 
 /**

@@ -13,6 +13,7 @@ import {
   ConcurrencyError,
   type EventStore,
   type ExpectedVersion,
+  type GuessedPage,
   type LogInDatabase,
   type NewEvent,
   PROJECTED_METADATA,
@@ -50,6 +51,8 @@ const COLUMNS = `global_position, transaction_id::text AS tx, event_id::text AS 
 const PROJECTED_COLUMNS = `global_position, transaction_id::text AS tx, stream_name, type, data,
   jsonb_build_object(${PROJECTED_METADATA.map((key) => `'${key}', metadata->'${key}'`).join(', ')}) AS metadata`;
 
+const METADATA_AS_READ = [...PROJECTED_METADATA].sort((a, b) => jsonbKeyOrder(a, b));
+
 type ProjectedRow = Pick<EventRow, 'global_position' | 'tx' | 'stream_name' | 'type' | 'data' | 'metadata'>;
 type PageRow<R> = R & { pending: boolean; order_tx: string | null };
 
@@ -59,11 +62,14 @@ type PageRow<R> = R & { pending: boolean; order_tx: string | null };
  * carries it, which costs a sort of the page (a rebuild's 20 000-event page sorted on disk past work_mem: 40 of
  * 91 ms, profiled), hence only for empty pages.
  */
-function readPageSql(columns: string, limit: number, pendingAs: 'column' | 'joined'): string {
-  const pending = `(SELECT global_position FROM events
+/** Whether an event after ($1, $2) is at or above the bound (a CTE `bound`): held back, to be read later. */
+const PENDING = `(SELECT global_position FROM events
       WHERE (transaction_id, global_position) >
             (greatest($1::text::xid8, (SELECT b FROM bound)), CASE WHEN (SELECT b FROM bound) > $1::text::xid8 THEN -1 ELSE $2::bigint END)
       ORDER BY transaction_id, global_position LIMIT 1) IS NOT NULL`;
+
+function readPageSql(columns: string, limit: number, pendingAs: 'column' | 'joined'): string {
+  const pending = PENDING;
   const page = `SELECT ${columns}, transaction_id AS order_tx FROM events
       WHERE (transaction_id, global_position) > ($1::text::xid8, $2::bigint) AND transaction_id < (SELECT b FROM bound)
       ORDER BY transaction_id, global_position
@@ -72,6 +78,49 @@ function readPageSql(columns: string, limit: number, pendingAs: 'column' | 'join
   return pendingAs === 'column'
     ? `${bound} SELECT ${pending} AS pending, page.* FROM (${page}) page ORDER BY page.order_tx, page.global_position`
     : `${bound} SELECT head.pending, page.* FROM (SELECT ${pending} AS pending) head LEFT JOIN LATERAL (${page}) page ON true ORDER BY page.order_tx, page.global_position`;
+}
+
+/**
+ * A statement that fails (nomos_expect, migrations/019) unless readPageSql's page after ($1, $2) would begin with
+ * exactly the events $3 names ('tx/position/event id', in log order); that says, as `pending`, what readPageSql's
+ * would, and as `more`, whether that page holds events after them (appended since they were named). Its statement
+ * text is one per limit, as readPageSql's.
+ */
+const expectPageSql = (limit: number) => `WITH bound AS MATERIALIZED (SELECT events_safe_bound() AS b),
+  page AS (SELECT transaction_id, global_position, transaction_id::text || '/' || global_position || '/' || event_id::text AS named FROM events
+      WHERE (transaction_id, global_position) > ($1::text::xid8, $2::bigint) AND transaction_id < (SELECT b FROM bound)
+      ORDER BY transaction_id, global_position
+      LIMIT ${limit})
+  SELECT nomos_expect((SELECT array_agg(named ORDER BY transaction_id, global_position) FROM page)[1:cardinality($3::text[])] = $3::text[],
+           'the log after the checkpoint does not begin with the batch this process appended') AS expected,
+         ${PENDING} AS pending, (SELECT count(*) FROM page) > cardinality($3::text[]) AS more`;
+
+/**
+ * A value as PostgreSQL's jsonb gives it back: keys in jsonb's order (shorter first, then bytewise), which JSON.parse
+ * keeps (integer-like keys aside, which JavaScript orders first either way). Used as JSON.parse's reviver.
+ */
+function asJsonb(_key: string, value: unknown): unknown {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  const entries = Object.entries(value);
+  if (entries.length < 2) return value;
+  entries.sort(([a], [b]) => jsonbKeyOrder(a, b));
+  return Object.fromEntries(entries);
+}
+
+/** projectedMetadata as PROJECTED_COLUMNS reads it: jsonb_build_object's keys come back in jsonb's order. */
+function metadataAsRead(metadata: Record<string, unknown>): Record<string, unknown> {
+  const kept: Record<string, unknown> = {};
+  for (const key of METADATA_AS_READ) kept[key] = metadata[key] ?? null;
+  return kept;
+}
+
+function jsonbKeyOrder(a: string, b: string): number {
+  // eslint-disable-next-line no-control-regex
+  const ascii = /^[\x00-\x7f]*$/;
+  if (ascii.test(a) && ascii.test(b)) return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length - y.length || Buffer.compare(x, y);
 }
 
 function toProjected(row: ProjectedRow): ProjectedEvent {
@@ -111,6 +160,28 @@ function storableJson(value: unknown): string {
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Each event of an append as sent to be stored. */
+interface StoredForm {
+  readonly data: readonly string[];
+  readonly metadata: readonly string[];
+  readonly ids: readonly string[];
+}
+
+/** An event this store appended, remembered (appendedAfter, guessed); `event` null: too large to keep. */
+type Appended =
+  | { readonly checkpoint: Checkpoint; readonly event: null }
+  | {
+      readonly checkpoint: Checkpoint;
+      /** As appended: the read-ahead's guess. */
+      readonly event: ProjectedEvent;
+      readonly eventId: string;
+      /** Data and metadata as stored (JSON). */
+      readonly data: string;
+      readonly metadata: string;
+      /** The event as a read of the log would give it, worked out when first asked for (guessed). */
+      exact?: ProjectedEvent;
+    };
 
 interface QueuedAppend {
   readonly streamName: string;
@@ -187,7 +258,7 @@ export class SqlEventStore implements EventStore, LogInDatabase {
   /** The checkpoints of the last events this store appended, by position (read-your-writes asks for them). */
   private readonly recent = new Map<number, Checkpoint>();
   /** The last events this store appended, in the order it appended them: projectors read ahead by them. */
-  private appendedEvents: ProjectedEvent[] = [];
+  private appendedEvents: Appended[] = [];
   /** Names this store's notifications, so that it can tell its own echo from another process's append. */
   private readonly instance = randomUUID();
 
@@ -261,6 +332,8 @@ export class SqlEventStore implements EventStore, LogInDatabase {
    */
   private async appendGroup(batch: readonly QueuedAppend[]): Promise<void> {
     const data = batch.map((a) => a.events.map((e) => storableJson(e.data)));
+    const metadata = batch.map((a) => a.events.map((e) => storableJson(e.metadata)));
+    const ids = batch.map((a) => a.events.map(() => randomUUID()));
     let rows: Array<{ from_version: string | number | null; position: string | number | null; tx: string }>;
     try {
       ({ rows } = await this.db.query<{ from_version: string | number | null; position: string | number | null; tx: string }>(
@@ -270,10 +343,10 @@ export class SqlEventStore implements EventStore, LogInDatabase {
           batch.map((a) => a.events.length),
           batch.map((a) => (a.expected === 'any' ? null : typeof a.expected === 'number' ? a.expected : -1)),
           batch.flatMap((a, i) => a.events.map(() => i + 1)),
-          batch.flatMap((a) => a.events.map(() => randomUUID())),
+          ids.flat(),
           batch.flatMap((a) => a.events.map((e) => e.type)),
           data.flat(),
-          batch.flatMap((a) => a.events.map((e) => storableJson(e.metadata))),
+          metadata.flat(),
         ],
         { name: 'nomos_append_group' },
       ));
@@ -294,7 +367,7 @@ export class SqlEventStore implements EventStore, LogInDatabase {
         failed.push({ append });
         return;
       }
-      append.resolve(this.appended(append.streamName, append.events, data[i]!, Number(row.from_version), Number(row.position), row.tx));
+      append.resolve(this.appended(append.streamName, append.events, { data: data[i]!, metadata: metadata[i]!, ids: ids[i]! }, Number(row.from_version), Number(row.position), row.tx));
     });
     if (rows.some((row) => row.position != null)) this.wakeSubscribers();
     for (const { append } of failed) append.reject(await this.conflict(append.streamName, append.expected));
@@ -309,6 +382,8 @@ export class SqlEventStore implements EventStore, LogInDatabase {
   private async appendOne(streamName: string, events: readonly NewEvent[], expected: ExpectedVersion): Promise<AppendResult> {
     const count = events.length;
     const data = events.map((e) => storableJson(e.data));
+    const metadata = events.map((e) => storableJson(e.metadata));
+    const ids = events.map(() => randomUUID());
     const claimsExisting = typeof expected === 'number' && expected >= 0;
     const claim =
       claimsExisting
@@ -333,10 +408,10 @@ export class SqlEventStore implements EventStore, LogInDatabase {
         streamName,
         count,
         expected === 'any' ? null : typeof expected === 'number' ? expected : -1,
-        events.map(() => randomUUID()),
+        ids,
         events.map((e) => e.type),
         data,
-        events.map((e) => storableJson(e.metadata)),
+        metadata,
       ],
       // Prepared once per connection: planning was about a third of an append. Events and streams are never
       // behind a changed search_path.
@@ -344,13 +419,13 @@ export class SqlEventStore implements EventStore, LogInDatabase {
     );
     const row = rows[0];
     if (row?.from_version == null || row.position == null) throw await this.conflict(streamName, expected);
-    const result = this.appended(streamName, events, data, Number(row.from_version), Number(row.position), row.tx);
+    const result = this.appended(streamName, events, { data, metadata, ids }, Number(row.from_version), Number(row.position), row.tx);
     this.wakeSubscribers();
     return result;
   }
 
-  /** `data`: each event's data as stored (JSON), whose length says whether the event is small enough to remember. */
-  private appended(streamName: string, events: readonly NewEvent[], data: readonly string[], fromVersion: number, position: number, tx: string): AppendResult {
+  /** `stored`: each event's data and metadata as sent to be stored (JSON), and its id. */
+  private appended(streamName: string, events: readonly NewEvent[], stored: StoredForm, fromVersion: number, position: number, tx: string): AppendResult {
     const checkpoint = { tx: Number(tx), pos: position };
     this.recent.set(position, checkpoint);
     if (this.recent.size > RECENT_APPENDS) this.recent.delete(this.recent.keys().next().value!);
@@ -358,10 +433,16 @@ export class SqlEventStore implements EventStore, LogInDatabase {
     // from the sequence in between, which only spoils the guess (appendedAfter).
     const first = position - events.length + 1;
     events.forEach((event, i) => {
-      // A large event (a tool's output) is not kept for a guess: a guess without it is only wrong, not costly.
-      if (data[i]!.length > GUESS_MAX_CHARS) return;
       const pos = first + i;
-      this.appendedEvents.push({ streamName, position: pos, checkpoint: { tx: Number(tx), pos }, type: event.type, data: event.data, metadata: projectedMetadata(event.metadata) });
+      const checkpoint = { tx: Number(tx), pos };
+      // A large event (a tool's output) is not kept for a guess: a guess without it is only wrong, not costly, and
+      // known to be incomplete (guessed).
+      const data = stored.data[i]!;
+      if (data.length > GUESS_MAX_CHARS) this.appendedEvents.push({ checkpoint, event: null });
+      else {
+        const projected = { streamName, position: pos, checkpoint, type: event.type, data: event.data, metadata: projectedMetadata(event.metadata) };
+        this.appendedEvents.push({ checkpoint, event: projected, eventId: stored.ids[i]!, data, metadata: stored.metadata[i]! });
+      }
     });
     if (this.appendedEvents.length > 2 * RECENT_EVENTS) this.appendedEvents = this.appendedEvents.slice(-RECENT_EVENTS);
     return { nextExpectedVersion: fromVersion + events.length, position, checkpoint };
@@ -372,11 +453,38 @@ export class SqlEventStore implements EventStore, LogInDatabase {
   }
 
   appendedAfter(after: Checkpoint): ProjectedEvent[] {
+    const events: ProjectedEvent[] = [];
+    for (const appended of this.tailAfter(after)) if (appended.event !== null) events.push(appended.event);
+    return events;
+  }
+
+  /** What this store remembers having appended after `after`, in log order (whether complete or not). */
+  private tailAfter(after: Checkpoint): readonly Appended[] {
     // One statement at a time appends (see append), so later appends hold later transaction ids: the list is in
     // log order, and those after `after` are its tail.
     let from = this.appendedEvents.length;
     while (from > 0 && compareCheckpoints(this.appendedEvents[from - 1]!.checkpoint, after) > 0) from -= 1;
     return this.appendedEvents.slice(from);
+  }
+
+  guessed(after: Checkpoint, limit: number): GuessedPage | null {
+    const tail = this.tailAfter(after);
+    // Remembered back to `after`? The oldest remembered event must not be after the first one a page would hold,
+    // which is unknown: a tail that is the whole memory may have lost its head.
+    if (tail.length === 0 || tail.length >= limit || tail.length === this.appendedEvents.length) return null;
+    const events: ProjectedEvent[] = [];
+    const named: string[] = [];
+    for (const appended of tail) {
+      if (appended.event === null) return null;
+      appended.exact ??= {
+        ...appended.event,
+        data: JSON.parse(appended.data, asJsonb) as Record<string, unknown>,
+        metadata: metadataAsRead(JSON.parse(appended.metadata, asJsonb) as Record<string, unknown>),
+      };
+      events.push(appended.exact);
+      named.push(`${appended.checkpoint.tx}/${appended.checkpoint.pos}/${appended.eventId}`);
+    }
+    return { events, expect: { sql: expectPageSql(limit), params: [String(after.tx), after.pos, named], options: PREPARED } };
   }
 
   readAllProjectedOn(on: Queryable, options: { after: Checkpoint; limit: number }): Promise<ReadAllResult<ProjectedEvent>> {

@@ -142,6 +142,8 @@ curl -s $N/metrics | grep '^nomos_executions'   # Prometheus text: events, refus
 check 'the metrics' "$(curl -s $N/metrics | grep -c '^nomos_projection_lag')" '. == 6'
 curl -s $N/metrics | grep -E '^nomos_(event_loop_delay|gc_pause)'   # this server's pauses: how late its event loop ran since the last scrape, time in garbage collection
 check 'the pauses' "$(curl -s $N/metrics | grep -cE '^nomos_(event_loop_delay_(p50|p99|max)_seconds|gc_pause_seconds_total)')" '. >= 4'
+curl -s $N/metrics | grep '^nomos_projector_'   # live batches committed in one round trip, and tries that went two (PostgreSQL; expected to rise with several servers appending)
+check 'the one-round-trip batches' "$(curl -s $N/metrics | grep -cE '^nomos_projector_(batches_one_round_trip|guesses_missed)_total')" '. == 2'
 curl -s $N/openapi.json | jq '.paths | keys'   # every endpoint, from the zod schemas that validate it; UI at /docs
 curl -sN -m 2 $N/changes || true   # event stream: {position} each time the read models move (any server); two seconds of it
 

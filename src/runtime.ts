@@ -78,6 +78,11 @@ export interface Runtime {
   /** The projections this process runs right now. */
   leading(): string[];
   /**
+   * Since start, this process's live batches committed in one round trip (worked out from the events it had just
+   * appended) and its tries that went the two-round-trip way instead (projector.ts, applyGuessed).
+   */
+  guesses(): { readonly committed: number; readonly missed: number };
+  /**
    * On the server holding the sweep's lease, every `everyMs` until close: approvals past their TTL expired,
    * executions of a server gone recorded lost, approved ones it never started started (src/execution/sweeps.ts).
    */
@@ -106,6 +111,7 @@ export async function openRuntime(
   // live tables keep answering (see startProjectors).
   for (const projection of chosen) await ensureCheckpoint(db, projection);
   const projectors: LedProjector[] = [];
+  const groups: ProjectorGroup[] = [];
   const readWait = new ReadWait(db, locator(store), chosen, {
     pollMs: READ_WAIT_POLL_MS,
     leads: (name) => projectors[chosen.findIndex((p) => p.name === name)]?.leading === true,
@@ -163,6 +169,7 @@ export async function openRuntime(
       const projectorStore = sharedReads(store);
       // The projections this process leads apply each live batch in one transaction together.
       const group = new ProjectorGroup({ store: projectorStore, db }, { onError: (error) => onError?.('projectors', error) });
+      groups.push(group);
       for (const projection of chosen) {
         const projector = new LedProjector({ store: projectorStore, db }, projection, {
           retryMs: options?.leaseRetryMs ?? 2_000,
@@ -179,6 +186,9 @@ export async function openRuntime(
     },
     leading() {
       return chosen.filter((_p, i) => projectors[i]?.leading === true).map((p) => p.name);
+    },
+    guesses() {
+      return { committed: groups.reduce((n, g) => n + g.guesses.committed, 0), missed: groups.reduce((n, g) => n + g.guesses.missed, 0) };
     },
     startSweeper(everyMs, onError) {
       lead('sweep', (signal) => every(everyMs, signal, async () => void (await sweep(commandDeps, executions)), onError), onError);

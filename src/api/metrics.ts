@@ -1,6 +1,7 @@
 // GET /metrics in the Prometheus text format: the event log's head, refused commands by rule, executions by
-// status, pending approvals, each projection's position and lag, and this process's pauses (its event loop's
-// delay since the previous scrape, its garbage collections). Gauges are read when scraped.
+// status, pending approvals, each projection's position and lag, this process's live batches committed in one
+// round trip and the tries that missed, and its pauses (its event loop's delay since the previous scrape, its
+// garbage collections). Gauges are read when scraped.
 import fp from 'fastify-plugin';
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod';
 import { executionCounts, ExecutionStatus, pendingApprovalCount } from '../projections/executions.ts';
@@ -67,6 +68,7 @@ const metricsPlugin: FastifyPluginCallbackZod = (app, _options, done) => {
     // Every known status, zero included, so a series does not vanish when its last row changes status.
     const executionStatuses = [...new Set([...ExecutionStatus.options, ...byStatus.keys()])];
     const { loopDelay, gc } = pauses.sample();
+    const guesses = runtime.guesses();
     const gcKinds = [...gc.keys()].sort();
     const body = renderMetrics([
       {
@@ -110,6 +112,18 @@ const metricsPlugin: FastifyPluginCallbackZod = (app, _options, done) => {
         type: 'gauge',
         help: 'Events between a rebuild under way (shadow tables) and the head of the log; absent when none is.',
         samples: statuses.flatMap((s) => (s.rebuild ? [{ labels: { projection: s.name }, value: s.rebuild.lag }] : [])),
+      },
+      {
+        name: 'nomos_projector_batches_one_round_trip_total',
+        type: 'counter',
+        help: 'Live batches the projections this process leads committed in one round trip: the events it had just appended, worked out from the rows it holds (PostgreSQL only).',
+        samples: [{ value: guesses.committed }],
+      },
+      {
+        name: 'nomos_projector_guesses_missed_total',
+        type: 'counter',
+        help: 'Live batches tried that way that went the two-round-trip way instead: another process appended first, or a row was not held. Rising with several servers appending is expected.',
+        samples: [{ value: guesses.missed }],
       },
       ...(
         [

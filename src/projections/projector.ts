@@ -474,6 +474,8 @@ export class ProjectorGroup {
   /** Live batches still to go the two-round-trip way before applyGuessed is tried again, and its misses in a row. */
   private guessRest = 0;
   private guessMisses = 0;
+  /** Since start: live batches committed in one round trip (applyGuessed), and tries that went the other way. */
+  readonly guesses = { committed: 0, missed: 0 };
 
   constructor(
     private readonly deps: ProjectorDeps,
@@ -643,7 +645,8 @@ export class ProjectorGroup {
   /**
    * applyGuessed, unless it missed lately: after a miss (another process appends to the same log, say) it rests
    * for twice as many live batches as the last time, up to GUESS_REST_MAX, so that a guess that keeps missing
-   * costs a round trip now and then rather than every batch.
+   * costs a round trip now and then rather than every batch. A batch that needed a read (a session's first
+   * event, say) costs no round trip and no rest.
    */
   private async applyGuessed(log: LogInDatabase, members: readonly { member: Member; seen: Place }[], from: Checkpoint): Promise<ReadAndApplied | null> {
     if (this.guessRest > 0) {
@@ -651,12 +654,21 @@ export class ProjectorGroup {
       return null;
     }
     const outcome = await applyGuessed(this.deps, log, members, from, this.batchSize);
+    if (outcome === 'needs a read') {
+      // This batch's rows, not the guess: the next may well go.
+      this.guesses.missed += 1;
+      return null;
+    }
     if (outcome === 'missed') {
+      this.guesses.missed += 1;
       this.guessMisses += 1;
       this.guessRest = Math.min(2 ** this.guessMisses, GUESS_REST_MAX);
       return null;
     }
-    if (outcome !== null) this.guessMisses = 0;
+    if (outcome !== null) {
+      this.guesses.committed += 1;
+      this.guessMisses = 0;
+    }
     return outcome;
   }
 
@@ -758,10 +770,12 @@ function recording(): { tx: Transaction; sent: Statement[] } {
  * the events this process appended since `from` (LogInDatabase.guessed, as a read would give them), and every
  * member works its part out from the rows its cache holds (a member that needs a read makes this give up,
  * before anything is sent). Then BEGIN, the members' locks, the check that each stands where it was seen, the
- * check that the log after `from` is exactly the guessed page, the members' writes, their checkpoints' move and
- * COMMIT go out together. A check that fails fails the transaction: nothing commits, and the batch goes the
- * two-round-trip way (readAndApply) — 'missed'. Null: not tried (PostgreSQL only: on the embedded database a
- * round trip costs next to nothing).
+ * check that the log after `from` begins with exactly the guessed events (what follows them is the next batch's:
+ * `more`), the members' writes, their checkpoints' move and COMMIT go out together. A check that fails fails the
+ * transaction: nothing commits, and the batch goes the two-round-trip way (readAndApply) — 'missed'; so does one
+ * a member cannot work out without a read (or fails on, to fail again there and be reported), before anything
+ * is sent — 'needs a read'. Null: not tried (PostgreSQL only: on the embedded database a round trip
+ * costs next to nothing).
  */
 async function applyGuessed(
   deps: ProjectorDeps,
@@ -769,7 +783,7 @@ async function applyGuessed(
   members: readonly { member: Member; seen: Place }[],
   from: Checkpoint,
   limit: number,
-): Promise<ReadAndApplied | 'missed' | null> {
+): Promise<ReadAndApplied | 'missed' | 'needs a read' | null> {
   if (deps.db.kind !== 'postgres' || !log.guessed) return null;
   const page = log.guessed(from, limit);
   const last = page?.events[page.events.length - 1];
@@ -796,7 +810,7 @@ async function applyGuessed(
   };
   if (settled.some((outcome) => outcome.status === 'rejected')) {
     discard();
-    return 'missed';
+    return 'needs a read';
   }
   let opened: Promise<Record<string, unknown>[]> = Promise.resolve([]);
   const places = work.map(({ member, seen }) => ({ name: member.projection.name, version: seen.version, checkpoint: seen.checkpoint }));

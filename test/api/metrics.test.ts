@@ -133,6 +133,27 @@ describe.each(databases)('metrics on $name', (database) => {
     expect(junk).toHaveLength(0);
   });
 
+  it('counts live batches committed in one round trip (PostgreSQL) and the tries that went two', async () => {
+    const before = await scrape();
+    const { session_id: id } = (await (await fetch(`${server.url}/sessions`, { method: 'POST', headers: operator })).json()) as { session_id: string };
+    for (let i = 0; i < 5; i++) {
+      const res = await fetch(`${server.url}/sessions/${id}/commands`, {
+        method: 'POST',
+        headers: { ...operator, 'content-type': 'application/json' },
+        body: JSON.stringify({ type: 'post_user_message', text: `message ${i}` }),
+      });
+      expect(res.status).toBe(200);
+    }
+    const after = await scrape();
+    const committed = (samples: Sample[]) => value(samples, 'nomos_projector_batches_one_round_trip_total')!;
+    const missed = (samples: Sample[]) => value(samples, 'nomos_projector_guesses_missed_total')!;
+    expect(missed(after)).toBeGreaterThanOrEqual(missed(before));
+    // Each answer waited for the read models: on PostgreSQL most of those batches went in one round trip (the
+    // first of a session may need a read its cache does not hold); on the embedded database none is tried.
+    if (database.name === 'postgres') expect(committed(after) - committed(before)).toBeGreaterThanOrEqual(3);
+    else expect([committed(after), missed(after)]).toEqual([0, 0]);
+  });
+
   it('announces every family with HELP and TYPE', async () => {
     const text = await (await fetch(`${server.url}/metrics`, { headers: auditor })).text();
     for (const [name, type] of [
@@ -145,6 +166,8 @@ describe.each(databases)('metrics on $name', (database) => {
       ['nomos_event_loop_delay_p99_seconds', 'gauge'],
       ['nomos_gc_pauses_total', 'counter'],
       ['nomos_gc_pause_seconds_total', 'counter'],
+      ['nomos_projector_batches_one_round_trip_total', 'counter'],
+      ['nomos_projector_guesses_missed_total', 'counter'],
     ]) {
       expect(text).toContain(`# HELP ${name} `);
       expect(text).toContain(`# TYPE ${name} ${type}\n`);

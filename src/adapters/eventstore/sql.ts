@@ -51,10 +51,14 @@ const COLUMNS = `global_position, transaction_id::text AS tx, event_id::text AS 
 const PROJECTED_COLUMNS = `global_position, transaction_id::text AS tx, stream_name, type, data,
   jsonb_build_object(${PROJECTED_METADATA.map((key) => `'${key}', metadata->'${key}'`).join(', ')}) AS metadata`;
 
-const METADATA_AS_READ = [...PROJECTED_METADATA].sort((a, b) => jsonbKeyOrder(a, b));
-
 type ProjectedRow = Pick<EventRow, 'global_position' | 'tx' | 'stream_name' | 'type' | 'data' | 'metadata'>;
 type PageRow<R> = R & { pending: boolean; order_tx: string | null };
+
+/** Whether an event after ($1, $2) is at or above the bound (a CTE `bound`): held back, to be read later. */
+const PENDING = `(SELECT global_position FROM events
+      WHERE (transaction_id, global_position) >
+            (greatest($1::text::xid8, (SELECT b FROM bound)), CASE WHEN (SELECT b FROM bound) > $1::text::xid8 THEN -1 ELSE $2::bigint END)
+      ORDER BY transaction_id, global_position LIMIT 1) IS NOT NULL`;
 
 /**
  * readAll's statement. `pending` is either a column of every row, read once (an uncorrelated subquery), with the
@@ -62,22 +66,15 @@ type PageRow<R> = R & { pending: boolean; order_tx: string | null };
  * carries it, which costs a sort of the page (a rebuild's 20 000-event page sorted on disk past work_mem: 40 of
  * 91 ms, profiled), hence only for empty pages.
  */
-/** Whether an event after ($1, $2) is at or above the bound (a CTE `bound`): held back, to be read later. */
-const PENDING = `(SELECT global_position FROM events
-      WHERE (transaction_id, global_position) >
-            (greatest($1::text::xid8, (SELECT b FROM bound)), CASE WHEN (SELECT b FROM bound) > $1::text::xid8 THEN -1 ELSE $2::bigint END)
-      ORDER BY transaction_id, global_position LIMIT 1) IS NOT NULL`;
-
 function readPageSql(columns: string, limit: number, pendingAs: 'column' | 'joined'): string {
-  const pending = PENDING;
   const page = `SELECT ${columns}, transaction_id AS order_tx FROM events
       WHERE (transaction_id, global_position) > ($1::text::xid8, $2::bigint) AND transaction_id < (SELECT b FROM bound)
       ORDER BY transaction_id, global_position
       LIMIT ${limit}`;
   const bound = 'WITH bound AS MATERIALIZED (SELECT events_safe_bound() AS b)';
   return pendingAs === 'column'
-    ? `${bound} SELECT ${pending} AS pending, page.* FROM (${page}) page ORDER BY page.order_tx, page.global_position`
-    : `${bound} SELECT head.pending, page.* FROM (SELECT ${pending} AS pending) head LEFT JOIN LATERAL (${page}) page ON true ORDER BY page.order_tx, page.global_position`;
+    ? `${bound} SELECT ${PENDING} AS pending, page.* FROM (${page}) page ORDER BY page.order_tx, page.global_position`
+    : `${bound} SELECT head.pending, page.* FROM (SELECT ${PENDING} AS pending) head LEFT JOIN LATERAL (${page}) page ON true ORDER BY page.order_tx, page.global_position`;
 }
 
 /**
@@ -114,14 +111,19 @@ function metadataAsRead(metadata: Record<string, unknown>): Record<string, unkno
   return kept;
 }
 
+// eslint-disable-next-line no-control-regex
+const ASCII = /^[\x00-\x7f]*$/;
+
+/** jsonb's order of object keys: the shorter first (in UTF-8 bytes), then bytewise. */
 function jsonbKeyOrder(a: string, b: string): number {
-  // eslint-disable-next-line no-control-regex
-  const ascii = /^[\x00-\x7f]*$/;
-  if (ascii.test(a) && ascii.test(b)) return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
+  if (ASCII.test(a) && ASCII.test(b)) return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
   const x = Buffer.from(a);
   const y = Buffer.from(b);
   return x.length - y.length || Buffer.compare(x, y);
 }
+
+/** PROJECTED_METADATA's keys in the order jsonb_build_object gives them back (metadataAsRead). */
+const METADATA_AS_READ = [...PROJECTED_METADATA].sort((a, b) => jsonbKeyOrder(a, b));
 
 function toProjected(row: ProjectedRow): ProjectedEvent {
   return {

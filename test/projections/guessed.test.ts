@@ -10,6 +10,7 @@ import type { Checkpoint } from '../../src/ports/event-store.ts';
 import { hasReached, rebuildProjection } from '../../src/projections/projector.ts';
 import { type Runtime, openRuntime } from '../../src/runtime.ts';
 import { databases, postgresDatabase, type TestDb } from '../support/databases.ts';
+import { projectionRows } from './feed.ts';
 
 /** Data whose keys JavaScript and jsonb order differently, with what PostgreSQL cannot hold as it is. */
 const awkward = (n: number) => ({
@@ -108,14 +109,10 @@ function watched(db: Db): { db: Db; guesses: { committed: number; failed: number
   return { db: new Proxy(db, { get: (target, key) => (key === 'transaction' ? transaction : Reflect.get(target, key, target) as unknown) }), guesses };
 }
 
+/** Every row of every projection's tables (feed.ts, projectionRows). */
 async function snapshot(db: Db, runtime: Runtime): Promise<Record<string, unknown[]>> {
   const out: Record<string, unknown[]> = {};
-  for (const projection of runtime.projections) {
-    for (const table of projection.tables) {
-      const { rows } = await db.query(`SELECT to_jsonb(t) AS row FROM ${table} t ORDER BY to_jsonb(t)::text`);
-      out[table] = rows;
-    }
-  }
+  for (const projection of runtime.projections) Object.assign(out, await projectionRows(db, projection));
   return out;
 }
 

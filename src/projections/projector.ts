@@ -450,6 +450,16 @@ interface GroupOutcome {
 const NOTHING: GroupOutcome = { read: 0, pending: false, discarded: false };
 
 /** Whether the member has rows to write for its share of the batch. */
+/** Each member's part of a page: the events after where it was seen, for those that have any. */
+function workOf(members: readonly { member: Member; seen: Place }[], events: readonly ProjectedEvent[]): Work[] {
+  const work: Work[] = [];
+  for (const { member, seen } of members) {
+    const mine = eventsAfter(events, seen.checkpoint);
+    if (mine.length > 0) work.push({ member, seen, mine });
+  }
+  return work;
+}
+
 const handlesAny = (w: Work): boolean => w.mine.some((event) => w.member.projection.handles.has(event.type));
 
 /**
@@ -587,22 +597,18 @@ export class ProjectorGroup {
     const from = places.map((p) => p.checkpoint).reduce((a, b) => (compareCheckpoints(a, b) <= 0 ? a : b));
     // A live batch is read inside the transaction that applies it, when the log is in the same database: the read
     // then shares the transaction's first round trip, and so do the reads its events call for when they are the
-    // ones this process just appended (readAndApply).
+    // ones this process just appended (readAndApply); before that, when those events can be worked out without a
+    // read, the writes go in the first round trip too (applyGuessed).
     const log = this.live ? (this.deps.store.logIn?.(this.deps.db) ?? null) : null;
-    const seen = members.map((member, i) => ({ member, seen: places[i]! }));
+    const placed = members.map((member, i) => ({ member, seen: places[i]! }));
     const read = log
-      ? ((await this.applyGuessed(log, seen, from)) ?? (await readAndApply(this.deps, log, seen, from, this.batchSize)))
+      ? ((await this.applyGuessed(log, placed, from)) ?? (await readAndApply(this.deps, log, placed, from, this.batchSize)))
       : { ...(await this.deps.store.readAllProjected({ after: from, limit: this.batchSize })), outcomes: null, failure: null };
     const { events, pending } = read;
     this.live = events.length < this.batchSize;
     const last = events[events.length - 1];
     if (!last) return { read: 0, pending, discarded: false };
-    const work: Work[] = [];
-    members.forEach((member, i) => {
-      const seen = places[i]!;
-      const mine = eventsAfter(events, seen.checkpoint);
-      if (mine.length > 0) work.push({ member, seen, mine });
-    });
+    const work = workOf(placed, events);
     // A live batch goes to every member in one transaction: two round trips (see applyTogether) whether it holds
     // one event or many, and one BEGIN … COMMIT for all where each would take its own. A full batch (catching up)
     // goes to each on its own: side by side on PostgreSQL, and on the embedded database shorter waits for the
@@ -788,11 +794,7 @@ async function applyGuessed(
   const page = log.guessed(from, limit);
   const last = page?.events[page.events.length - 1];
   if (!page || !last) return null;
-  const work: Work[] = [];
-  for (const { member, seen } of members) {
-    const mine = eventsAfter(page.events, seen.checkpoint);
-    if (mine.length > 0) work.push({ member, seen, mine });
-  }
+  const work = workOf(members, page.events);
   if (work.length === 0) return null;
   const sent = new Map<Member, Statement[]>();
   const settled = await Promise.allSettled(
@@ -876,12 +878,7 @@ async function readAndApply(
           await opened;
           return null;
         }
-        const work: Work[] = [];
-        for (const { member, seen } of members) {
-          const mine = eventsAfter(page.events, seen.checkpoint);
-          if (mine.length > 0) work.push({ member, seen, mine });
-        }
-        return applyInside(tx, work, opened, last.checkpoint, (member) => txs.get(member)!);
+        return applyInside(tx, workOf(members, page.events), opened, last.checkpoint, (member) => txs.get(member)!);
       },
       { opening: [lockProjections(members.map(({ member }) => member.projection.name)), READ_CHECKPOINTS] },
     );

@@ -161,6 +161,13 @@ function storableJson(value: unknown): string {
   return JSON.stringify(value).replace(/(?<!\\)((?:\\\\)*)\\u(?:0000|d[89a-f][0-9a-f]{2})/g, '$1\\ufffd');
 }
 
+/**
+ * The events' data (or metadata), each already JSON, as one JSON array that the append's statement takes apart
+ * (jsonb_array_elements): as a jsonb[] parameter, each text was escaped again into an array literal by the
+ * driver and unescaped by the database.
+ */
+const jsonArray = (texts: readonly string[]): string => `[${texts.join(',')}]`;
+
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Each event of an append as sent to be stored. */
@@ -226,7 +233,8 @@ const APPEND_GROUP = `WITH input AS (
     INSERT INTO events (event_id, stream_name, stream_position, type, data, metadata)
     SELECT e.event_id, i.stream_name, c.from_version + e.n, e.type, e.data, e.metadata
     FROM (SELECT x.*, row_number() OVER (PARTITION BY x.idx ORDER BY x.ord) AS n
-          FROM unnest($4::bigint[], $5::uuid[], $6::text[], $7::jsonb[], $8::jsonb[]) WITH ORDINALITY AS x(idx, event_id, type, data, metadata, ord)) e
+          FROM ROWS FROM (unnest($4::bigint[]), unnest($5::uuid[]), unnest($6::text[]), jsonb_array_elements($7::jsonb), jsonb_array_elements($8::jsonb))
+               WITH ORDINALITY AS x(idx, event_id, type, data, metadata, ord)) e
     JOIN claimed c ON c.idx = e.idx JOIN input i ON i.idx = e.idx
     ORDER BY e.ord
     RETURNING stream_name, global_position)
@@ -347,8 +355,8 @@ export class SqlEventStore implements EventStore, LogInDatabase {
           batch.flatMap((a, i) => a.events.map(() => i + 1)),
           ids.flat(),
           batch.flatMap((a) => a.events.map((e) => e.type)),
-          data.flat(),
-          metadata.flat(),
+          jsonArray(data.flat()),
+          jsonArray(metadata.flat()),
         ],
         { name: 'nomos_append_group' },
       ));
@@ -401,7 +409,8 @@ export class SqlEventStore implements EventStore, LogInDatabase {
        appended AS (
          INSERT INTO events (event_id, stream_name, stream_position, type, data, metadata)
          SELECT e.event_id, $1, c.from_version + e.n, e.type, e.data, e.metadata
-         FROM claimed c, unnest($4::uuid[], $5::text[], $6::jsonb[], $7::jsonb[]) WITH ORDINALITY AS e(event_id, type, data, metadata, n)
+         FROM claimed c, ROWS FROM (unnest($4::uuid[]), unnest($5::text[]), jsonb_array_elements($6::jsonb), jsonb_array_elements($7::jsonb))
+              WITH ORDINALITY AS e(event_id, type, data, metadata, n)
          ORDER BY e.n
          RETURNING global_position)
        SELECT (SELECT from_version FROM claimed) AS from_version, (SELECT max(global_position) FROM appended) AS position,
@@ -412,8 +421,8 @@ export class SqlEventStore implements EventStore, LogInDatabase {
         expected === 'any' ? null : typeof expected === 'number' ? expected : -1,
         ids,
         events.map((e) => e.type),
-        data,
-        metadata,
+        jsonArray(data),
+        jsonArray(metadata),
       ],
       // Prepared once per connection: planning was about a third of an append. Events and streams are never
       // behind a changed search_path.

@@ -449,7 +449,6 @@ interface GroupOutcome {
 
 const NOTHING: GroupOutcome = { read: 0, pending: false, discarded: false };
 
-/** Whether the member has rows to write for its share of the batch. */
 /** Each member's part of a page: the events after where it was seen, for those that have any. */
 function workOf(members: readonly { member: Member; seen: Place }[], events: readonly ProjectedEvent[]): Work[] {
   const work: Work[] = [];
@@ -460,6 +459,7 @@ function workOf(members: readonly { member: Member; seen: Place }[], events: rea
   return work;
 }
 
+/** Whether the member has rows to write for its share of the batch. */
 const handlesAny = (w: Work): boolean => w.mine.some((event) => w.member.projection.handles.has(event.type));
 
 /**

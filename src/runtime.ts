@@ -140,6 +140,7 @@ export async function openRuntime(
           systemPrompt: await readFile(SYSTEM_PROMPT, 'utf8'),
           fleetSnapshot: () => fleetSnapshot(db),
           publishToken: (sessionId, text) => bus.publish(sessionId, text),
+          tokensDelivered: () => bus.delivered(),
           log: (message, error) => console.error(`nomos agent: ${message}:`, error),
         },
       )

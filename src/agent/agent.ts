@@ -24,6 +24,8 @@ export interface AgentOptions {
   /** A short description of the fleet for the system prompt, read at the start of each turn. */
   readonly fleetSnapshot: () => Promise<string>;
   readonly publishToken: (sessionId: string, text: string) => void;
+  /** Resolves once the deltas published so far have reached every server's clients (TurnBus.delivered). */
+  readonly tokensDelivered?: () => Promise<void>;
   readonly log: (message: string, error?: unknown) => void;
 }
 
@@ -177,7 +179,10 @@ export class Agent {
     } catch (error) {
       if (!(error instanceof LlmProviderError) || signal.aborted) throw error;
       await new Promise((resolve) => setTimeout(resolve, PROVIDER_RETRY_BACKOFF_MS));
-      return this.llm.complete({ messages, tools, signal }, onToken);
+      return await this.llm.complete({ messages, tools, signal }, onToken);
+    } finally {
+      // What is recorded next (the text, the turn's end) must not overtake the deltas on their way to other servers.
+      await this.options.tokensDelivered?.();
     }
   }
 

@@ -29,6 +29,15 @@ export class TurnBus {
     this.#sending ??= this.#send().finally(() => (this.#sending = null));
   }
 
+  /**
+   * Resolves once every delta published so far has gone out to the other servers (at once when not shared). The
+   * agent waits for it before it records what follows a model's output: a delta's NOTIFY then commits before the
+   * events that end the turn, so another server's clients get the deltas before the `done` that ends their stream.
+   */
+  async delivered(): Promise<void> {
+    while (this.#sending !== null) await this.#sending;
+  }
+
   /** The session's deltas from the moment of subscribing; its subject lives only while someone listens. */
   tokens(sessionId: string): Observable<string> {
     return new Observable<string>((subscriber) => {

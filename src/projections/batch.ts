@@ -19,6 +19,13 @@ export interface TableShape<R> {
 
 type Row = Record<string, unknown>;
 
+/** The row's columns as a load gives them back (to_jsonb of the columns, in their order; SQL NULL as null). */
+function asLoaded(row: Row, columns: readonly string[]): Row {
+  const loaded: Row = {};
+  for (const column of columns) loaded[column] = row[column] ?? null;
+  return loaded;
+}
+
 const list = (columns: readonly string[], prefix = '') => columns.map((c) => `${prefix}${c}`).join(', ');
 
 /**
@@ -154,7 +161,7 @@ export class RowSet<R extends Row> {
     if (cache) {
       for (const row of deleted) cache.note(table, this.keyOf(row as Partial<R>), null);
       const texts = put.map((row) => {
-        const text = JSON.stringify(Object.fromEntries(columns.map((c) => [c, row[c] ?? null])));
+        const text = JSON.stringify(asLoaded(row, columns));
         cache.note(table, this.keyOf(row as Partial<R>), text);
         return text;
       });

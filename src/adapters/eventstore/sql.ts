@@ -94,20 +94,40 @@ const expectPageSql = (limit: number) => `WITH bound AS MATERIALIZED (SELECT eve
 
 /**
  * A value as PostgreSQL's jsonb gives it back: keys in jsonb's order (shorter first, then bytewise), which JSON.parse
- * keeps (integer-like keys aside, which JavaScript orders first either way). Used as JSON.parse's reviver.
+ * keeps (integer-like keys aside, which JavaScript orders first either way). Objects already in that order are kept
+ * as they are, and only those that are not are copied, sorted.
  */
-function asJsonb(_key: string, value: unknown): unknown {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
-  const entries = Object.entries(value);
-  if (entries.length < 2) return value;
-  entries.sort(([a], [b]) => jsonbKeyOrder(a, b));
-  return Object.fromEntries(entries);
+function inJsonbOrder(value: unknown): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      if (item !== null && typeof item === 'object') value[i] = inJsonbOrder(item);
+    }
+    return value;
+  }
+  const object = value as Record<string, unknown>;
+  let previous: string | undefined;
+  let ordered = true;
+  // JSON.parse's objects: own keys only, none of them inherited.
+  for (const key in object) {
+    const item = object[key];
+    if (item !== null && typeof item === 'object') {
+      const kept = inJsonbOrder(item);
+      if (kept !== item) object[key] = kept;
+    }
+    if (ordered && previous !== undefined && jsonbKeyOrder(previous, key) > 0) ordered = false;
+    previous = key;
+  }
+  if (ordered) return object;
+  // fromEntries defines each key as its own, __proto__ included, where an assignment would not.
+  return Object.fromEntries(Object.entries(object).sort(([a], [b]) => jsonbKeyOrder(a, b)));
 }
 
 /** projectedMetadata as PROJECTED_COLUMNS reads it: jsonb_build_object's keys come back in jsonb's order. */
 function metadataAsRead(metadata: Record<string, unknown>): Record<string, unknown> {
   const kept: Record<string, unknown> = {};
-  for (const key of METADATA_AS_READ) kept[key] = metadata[key] ?? null;
+  for (const key of METADATA_AS_READ) kept[key] = inJsonbOrder(metadata[key] ?? null);
   return kept;
 }
 
@@ -489,8 +509,8 @@ export class SqlEventStore implements EventStore, LogInDatabase {
       if (appended.event === null) return null;
       appended.exact ??= {
         ...appended.event,
-        data: JSON.parse(appended.data, asJsonb) as Record<string, unknown>,
-        metadata: metadataAsRead(JSON.parse(appended.metadata, asJsonb) as Record<string, unknown>),
+        data: inJsonbOrder(JSON.parse(appended.data)) as Record<string, unknown>,
+        metadata: metadataAsRead(JSON.parse(appended.metadata) as Record<string, unknown>),
       };
       events.push(appended.exact);
       named.push(`${appended.checkpoint.tx}/${appended.checkpoint.pos}/${appended.eventId}`);

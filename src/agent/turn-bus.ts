@@ -20,12 +20,17 @@ export class TurnBus {
   #share: { db: Db; origin: string } | null = null;
   #queue: Delta[] = [];
   #sending: Promise<void> | null = null;
+  /** Deltas queued for the other servers so far, and how many of them have gone out (or never will). */
+  #queued = 0;
+  #sent = 0;
+  #waiting: Array<{ upTo: number; resolve: () => void }> = [];
 
   /** Sends a delta to whoever follows the session right now, here and (shared) on every other server. */
   publish(sessionId: string, text: string): void {
     this.#local(sessionId, text);
     if (this.#share === null) return;
     this.#queue.push({ s: sessionId, t: text });
+    this.#queued += 1;
     this.#sending ??= this.#send().finally(() => (this.#sending = null));
   }
 
@@ -34,8 +39,11 @@ export class TurnBus {
    * agent waits for it before it records what follows a model's output: a delta's NOTIFY then commits before the
    * events that end the turn, so another server's clients get the deltas before the `done` that ends their stream.
    */
-  async delivered(): Promise<void> {
-    while (this.#sending !== null) await this.#sending;
+  delivered(): Promise<void> {
+    // Only those published so far: deltas of other turns that keep coming must not hold this one up.
+    const upTo = this.#queued;
+    if (this.#sent >= upTo) return Promise.resolve();
+    return new Promise<void>((resolve) => this.#waiting.push({ upTo, resolve }));
   }
 
   /** The session's deltas from the moment of subscribing; its subject lives only while someone listens. */
@@ -82,8 +90,8 @@ export class TurnBus {
   async #send(): Promise<void> {
     while (this.#queue.length > 0 && this.#share !== null) {
       const { db, origin } = this.#share;
-      const batch = coalesce(this.#queue.splice(0));
-      for (const { s, t } of batch) {
+      const taken = this.#queue.splice(0);
+      for (const { s, t } of coalesce(taken)) {
         for (let i = 0; i < t.length; ) {
           let j = Math.min(i + PIECE, t.length);
           if (j < t.length && isHighSurrogate(t.charCodeAt(j - 1))) j--; // never split a character in two
@@ -92,7 +100,20 @@ export class TurnBus {
           await db.query('SELECT pg_notify($1, $2)', [CHANNEL, payload]).catch(() => undefined);
         }
       }
+      this.#release(this.#sent + taken.length);
     }
+    // No longer shared: what is still queued will not go, and nobody waits for it.
+    if (this.#share === null) this.#release(this.#queued);
+  }
+
+  #release(sent: number): void {
+    this.#sent = sent;
+    const still: Array<{ upTo: number; resolve: () => void }> = [];
+    for (const waiting of this.#waiting) {
+      if (waiting.upTo <= sent) waiting.resolve();
+      else still.push(waiting);
+    }
+    this.#waiting = still;
   }
 }
 

@@ -63,4 +63,36 @@ describe.runIf(postgresDatabase !== null)('the turn bus shared on PostgreSQL (ne
       await stop();
     }
   });
+
+  it('waits only for the deltas published before it: another turn that keeps streaming does not hold it up', async () => {
+    const bus = new TurnBus();
+    const stop = await bus.share(testDb.db, 'server-b');
+    let streaming = true;
+    let others = 0;
+    // Another session's model, publishing a delta every turn of the event loop: the queue never runs dry meanwhile.
+    const other = (async () => {
+      while (streaming) {
+        bus.publish('s2', '.');
+        others++;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    })();
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      bus.publish('s1', 'mine');
+      const outcome = await Promise.race([
+        bus.delivered().then(() => 'delivered'),
+        new Promise((resolve) => setTimeout(() => resolve('still waiting after 5 s'), 5_000)),
+      ]);
+      expect(outcome).toBe('delivered');
+      expect(streaming).toBe(true);
+      await until('the delta to reach a listener', () => Promise.resolve(order.includes('mine') ? true : undefined));
+    } finally {
+      streaming = false;
+      await other;
+      await bus.delivered();
+      await stop();
+    }
+    expect(others).toBeGreaterThan(10);
+  });
 });

@@ -120,9 +120,12 @@ describe('one session', () => {
     await page.locator(`#exec-${queued.execution_id}`).getByRole('link', { name: 'tool call' }).click();
     await page.locator('#call-t4[data-focused]').waitFor();
 
-    // Collapsing the group hides its calls again.
+    // Collapsing the group hides its calls again, and a live update (the address still points into it) leaves it so.
     await summary.click();
     await args.waitFor({ state: 'hidden' });
+    await command(server, id, { type: 'post_user_message', text: 'a question asked while the page is open' });
+    await transcript.getByText('a question asked while the page is open').waitFor();
+    expect(await args.isVisible()).toBe(false);
 
     // The raw events, as the store holds them.
     const stored = (await server.request('GET', `/sessions/${id}/events`)).body.events;

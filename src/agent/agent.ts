@@ -25,7 +25,7 @@ export interface AgentOptions {
   readonly fleetSnapshot: () => Promise<string>;
   readonly publishToken: (sessionId: string, text: string) => void;
   /** Resolves once the deltas published so far have reached every server's clients (TurnBus.delivered). */
-  readonly tokensDelivered?: () => Promise<void>;
+  readonly tokensDelivered: () => Promise<void>;
   readonly log: (message: string, error?: unknown) => void;
 }
 
@@ -182,7 +182,7 @@ export class Agent {
       return await this.llm.complete({ messages, tools, signal }, onToken);
     } finally {
       // What is recorded next (the text, the turn's end) must not overtake the deltas on their way to other servers.
-      await this.options.tokensDelivered?.();
+      await this.options.tokensDelivered();
     }
   }
 

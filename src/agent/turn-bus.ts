@@ -15,6 +15,12 @@ interface Delta {
   t: string;
 }
 
+/** A delivered() call, and how many queued deltas must have gone out for it to resolve. */
+interface Waiter {
+  readonly upTo: number;
+  readonly resolve: () => void;
+}
+
 export class TurnBus {
   readonly #subjects = new Map<string, Subject<string>>();
   #share: { db: Db; origin: string } | null = null;
@@ -23,7 +29,7 @@ export class TurnBus {
   /** Deltas queued for the other servers so far, and how many of them have gone out (or never will). */
   #queued = 0;
   #sent = 0;
-  #waiting: Array<{ upTo: number; resolve: () => void }> = [];
+  #waiting: Waiter[] = [];
 
   /** Sends a delta to whoever follows the session right now, here and (shared) on every other server. */
   publish(sessionId: string, text: string): void {
@@ -108,7 +114,7 @@ export class TurnBus {
 
   #release(sent: number): void {
     this.#sent = sent;
-    const still: Array<{ upTo: number; resolve: () => void }> = [];
+    const still: Waiter[] = [];
     for (const waiting of this.#waiting) {
       if (waiting.upTo <= sent) waiting.resolve();
       else still.push(waiting);

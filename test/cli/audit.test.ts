@@ -1,42 +1,14 @@
 // `nomos audit` as an auditor runs it: the real CLI in a child process against a real server, with sessions
 // driven through the API; the pager against a fake server that counts requests; the report's arithmetic alone.
-import { execFile } from 'node:child_process';
 import { type Server, createServer } from 'node:http';
-import { createServer as createNetServer } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type AuditSession, buildReport, formatEntry, median, toEntry } from '../../src/cli/audit-report.ts';
 import { fetchSessions } from '../../src/cli/audit.ts';
+import { execNomos, freePort } from '../support/cli-process.ts';
 import { databases } from '../support/databases.ts';
 import { type TestServer, startTestServer } from '../support/server.ts';
 
-const BIN = fileURLToPath(new URL('../../bin/nomos.mjs', import.meta.url));
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function nomos(args: string[], env: Record<string, string>): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, timeout: 60_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-    });
-  });
-}
-
-/** A loopback port nothing listens on (it was free a moment ago). */
-function closedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createNetServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 /** The report block of one session: from its `Session:` line up to the next blank line. */
 function block(stdout: string, id: string): string {
@@ -86,7 +58,7 @@ describe.each(databases)('nomos audit on $name', (database) => {
   });
 
   it('prints every session with its counts, outcome, blocker and severity, then the summary', async () => {
-    const run = await nomos(['audit', '--since', '1h'], env);
+    const run = await execNomos(['audit', '--since', '1h'], env);
     expect(run.code, run.stderr).toBe(0);
     expect(block(run.stdout, ids.fixed)).toBe(
       [
@@ -115,20 +87,20 @@ describe.each(databases)('nomos audit on $name', (database) => {
   });
 
   it('filters by outcome and by blocker on the server', async () => {
-    const partial = await nomos(['audit', '--since', '1h', '--outcome', 'partial'], env);
+    const partial = await execNomos(['audit', '--since', '1h', '--outcome', 'partial'], env);
     expect(partial.code, partial.stderr).toBe(0);
     expect(partial.stdout.match(/^Session: /gm)).toHaveLength(2);
     block(partial.stdout, ids.noTool);
     block(partial.stdout, ids.noToolAgain);
     expect(partial.stdout).toContain('Outcomes: ✅ success 0 · ⚠️ partial 2 · ❌ failed 0 · ⏳ active 0');
-    const errors = await nomos(['audit', '--since', '1h', '--blocker', 'tool_error'], env);
+    const errors = await execNomos(['audit', '--since', '1h', '--blocker', 'tool_error'], env);
     expect(errors.code, errors.stderr).toBe(0);
     expect(errors.stdout.match(/^Session: /gm)).toHaveLength(1);
     block(errors.stdout, ids.broken);
   });
 
   it('prints the same report as JSON with --json', async () => {
-    const run = await nomos(['audit', '--since', '1h', '--json'], env);
+    const run = await execNomos(['audit', '--since', '1h', '--json'], env);
     expect(run.code, run.stderr).toBe(0);
     const report = JSON.parse(run.stdout);
     const page = await server.request('GET', '/sessions?limit=200&since=1h');
@@ -169,15 +141,15 @@ describe.each(databases)('nomos audit on $name', (database) => {
   });
 
   it("exits non-zero with the server's problem for a bad --since", async () => {
-    const run = await nomos(['audit', '--since', 'yesterday'], env);
+    const run = await execNomos(['audit', '--since', 'yesterday'], env);
     expect(run.code).not.toBe(0);
     expect(run.stderr).toMatch(/400 validation_failed.*since takes an RFC 3339 time/);
     expect(run.stdout).toBe('');
   });
 
   it('exits non-zero naming the URL when no server answers', async () => {
-    const url = `http://127.0.0.1:${await closedPort()}`;
-    const run = await nomos(['audit'], { NOMOS_URL: url });
+    const url = `http://127.0.0.1:${await freePort()}`;
+    const run = await execNomos(['audit'], { NOMOS_URL: url });
     expect(run.code).not.toBe(0);
     expect(run.stderr).toContain(`cannot reach the Nomos server at ${url}`);
   });

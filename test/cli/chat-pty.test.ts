@@ -4,11 +4,11 @@
 // continuation is bounded (and Ctrl-C ends it); --session prints the session's last messages before the prompt.
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { userInfo } from 'node:os';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parseTokens } from '../../src/api/auth.ts';
 import { SshExecutor } from '../../src/adapters/ssh/executor.ts';
+import { freePort } from '../support/cli-process.ts';
 import { databases } from '../support/databases.ts';
 import { type FakeOpenAi, startFakeOpenAi } from '../support/fake-openai.ts';
 import { type TestServer, startTestServer } from '../support/server.ts';
@@ -64,14 +64,6 @@ function openTerminal(args: readonly string[], env: Record<string, string>): Ter
   return terminal;
 }
 
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-  const address = server.address();
-  await new Promise((ok) => server.close(ok));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
 
 describe(`nomos chat in a terminal on ${database.name}`, () => {
   let peer: SshPeer;
@@ -90,7 +82,7 @@ describe(`nomos chat in a terminal on ${database.name}`, () => {
     const ssh = { host: peer.host.address, port: peer.host.port, user: peer.host.user, host_key: peer.hostKey };
     expect((await server.request('POST', '/entities', { slug: 'host:peer', type: 'host', ssh }, OPERATOR)).status).toBe(200);
     // Nothing listens there: a run on it is refused as unreachable.
-    const gone = { host: '127.0.0.1', port: await closedPort(), user: userInfo().username };
+    const gone = { host: '127.0.0.1', port: await freePort(), user: userInfo().username };
     expect((await server.request('POST', '/entities', { slug: 'host:gone', type: 'host', ssh: gone }, OPERATOR)).status).toBe(200);
     env = { NOMOS_URL: server.url, NOMOS_TOKEN: 'op-secret-1' };
   }, 60_000);

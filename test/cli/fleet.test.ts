@@ -1,44 +1,16 @@
 // `nomos fleet import FILE` as an operator runs it: the real CLI in a child process against a real server,
 // with a YAML or JSON inventory; refusals and an unreachable server end non-zero with the reason.
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseTokens } from '../../src/api/auth.ts';
+import { execNomos, freePort } from '../support/cli-process.ts';
 import { databases } from '../support/databases.ts';
 import { type TestServer, startTestServer } from '../support/server.ts';
 
-const BIN = fileURLToPath(new URL('../../bin/nomos.mjs', import.meta.url));
 const tokens = parseTokens('operator:alice:op-secret-1,agent:nomos:agent-secret-1');
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function nomos(args: string[], env: Record<string, string>): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, timeout: 60_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-    });
-  });
-}
-
-/** A loopback port nothing listens on (it was free a moment ago). */
-function closedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 const INVENTORY_YAML = `# the lab
 entities:
@@ -82,7 +54,7 @@ describe.each(databases)('nomos fleet import on $name', (database) => {
   const lines = (stdout: string) => stdout.trim().split('\n').map((l) => l.trim().split(/\s+/));
 
   it('registers a YAML inventory, hosts and guests, one line per entity', async () => {
-    const run = await nomos(['fleet', 'import', await file('fleet.yaml', INVENTORY_YAML)], env);
+    const run = await execNomos(['fleet', 'import', await file('fleet.yaml', INVENTORY_YAML)], env);
     expect(run.code, run.stderr).toBe(0);
     expect(lines(run.stdout)).toEqual([
       ['lxc:rclone', 'created'],
@@ -96,11 +68,11 @@ describe.each(databases)('nomos fleet import on $name', (database) => {
   });
 
   it('reports unchanged entities on a second import, and reads JSON too', async () => {
-    const again = await nomos(['fleet', 'import', await file('fleet.yml', INVENTORY_YAML)], env);
+    const again = await execNomos(['fleet', 'import', await file('fleet.yml', INVENTORY_YAML)], env);
     expect(again.code, again.stderr).toBe(0);
     expect(lines(again.stdout).map(([, result]) => result)).toEqual(['unchanged', 'unchanged', 'unchanged']);
     const json = JSON.stringify({ slug: 'lxc:rclone', type: 'lxc', parent: 'host:strong', pve_id: 133 });
-    const updated = await nomos(['fleet', 'import', await file('one.json', json)], env);
+    const updated = await execNomos(['fleet', 'import', await file('one.json', json)], env);
     expect(updated.code, updated.stderr).toBe(0);
     expect(lines(updated.stdout)).toEqual([['lxc:rclone', 'updated']]);
   });
@@ -108,7 +80,7 @@ describe.each(databases)('nomos fleet import on $name', (database) => {
   it('exits non-zero with the server problem for a bad file, and registers nothing', async () => {
     const before = (await server.runtime.store.head()).position;
     const bad = INVENTORY_YAML.replace('pve_id: 200', 'pve_id: -1').replace('host: 192.168.8.10', 'host: 192.168.8.99');
-    const run = await nomos(['fleet', 'import', await file('bad.yaml', bad)], env);
+    const run = await execNomos(['fleet', 'import', await file('bad.yaml', bad)], env);
     expect(run.code).not.toBe(0);
     expect(run.stderr).toMatch(/400 validation_failed.*body\.entities\.1\.pve_id/);
     expect(run.stdout).toBe('');
@@ -117,20 +89,20 @@ describe.each(databases)('nomos fleet import on $name', (database) => {
 
   it('exits non-zero when the server refuses the caller or the file does not parse', async () => {
     const path = await file('ok.yaml', INVENTORY_YAML);
-    const agent = await nomos(['fleet', 'import', path], { ...env, NOMOS_TOKEN: 'agent-secret-1' });
+    const agent = await execNomos(['fleet', 'import', path], { ...env, NOMOS_TOKEN: 'agent-secret-1' });
     expect(agent.code).not.toBe(0);
     expect(agent.stderr).toMatch(/403 forbidden.*may not register entities/);
-    const broken = await nomos(['fleet', 'import', await file('broken.json', '{"entities": [')], env);
+    const broken = await execNomos(['fleet', 'import', await file('broken.json', '{"entities": [')], env);
     expect(broken.code).not.toBe(0);
     expect(broken.stderr).toMatch(/broken\.json is not valid JSON/);
-    const missing = await nomos(['fleet', 'import', join(dir, 'nothing.yaml')], env);
+    const missing = await execNomos(['fleet', 'import', join(dir, 'nothing.yaml')], env);
     expect(missing.code).not.toBe(0);
     expect(missing.stderr).toMatch(/nothing\.yaml/);
   });
 
   it('exits non-zero naming the URL when no server answers', async () => {
-    const url = `http://127.0.0.1:${await closedPort()}`;
-    const run = await nomos(['fleet', 'import', await file('fleet2.yaml', INVENTORY_YAML)], { NOMOS_URL: url, NOMOS_TOKEN: 'x' });
+    const url = `http://127.0.0.1:${await freePort()}`;
+    const run = await execNomos(['fleet', 'import', await file('fleet2.yaml', INVENTORY_YAML)], { NOMOS_URL: url, NOMOS_TOKEN: 'x' });
     expect(run.code).not.toBe(0);
     expect(run.stderr).toContain(`cannot reach the Nomos server at ${url}`);
     expect(run.stderr).toMatch(/ECONNREFUSED/);

@@ -1,6 +1,5 @@
 // The entities read model on real databases: rows as the events leave them (only changed columns move,
 // times from the events), the list's filters, a host read with its guests, and the SSH address → host map.
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/ports/db.ts';
 import type { StoredEvent } from '../../src/ports/event-store.ts';
@@ -8,33 +7,16 @@ import { type EntityEventOf, type EntityEventType, parseEntityEvent } from '../.
 import { entityStream } from '../../src/domain/entity/stream.ts';
 import { entitiesProjection, getEntity, getRelations, hostAddresses, listEntities } from '../../src/projections/entities.ts';
 import { databases, type TestDb } from '../support/databases.ts';
-import { applyEvents } from './feed.ts';
+import { applyEvents, StreamFeed } from './feed.ts';
 
 const KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl';
 
-let position = 0;
-let clock = Date.parse('2026-07-20T09:00:00.000Z');
-const versions = new Map<string, number>();
+const feed = new StreamFeed('2026-07-20T09:00:00.000Z', { role: 'operator', id: 'test' });
 
 /** One stored event on `slug`'s stream, one minute after the previous one. */
 function stored<K extends EntityEventType>(slug: string, type: K, data: EntityEventOf<K>['data']): StoredEvent {
   parseEntityEvent(type, data); // a test must not feed what the store would never hold
-  position += 1;
-  clock += 60_000;
-  const streamPosition = versions.get(slug) ?? 0;
-  versions.set(slug, streamPosition + 1);
-  const at = new Date(clock).toISOString();
-  return {
-    eventId: randomUUID(),
-    streamName: entityStream(slug),
-    streamPosition,
-    position,
-    checkpoint: { tx: position, pos: position },
-    recordedAt: at,
-    type,
-    data,
-    metadata: { schema_version: 1, actor: { role: 'operator', id: 'test' }, correlation_id: 'c', causation_id: 'c', occurred_at: at },
-  };
+  return feed.add(entityStream(slug), type, data);
 }
 
 const host = (name: string, address: string) =>

@@ -1,6 +1,6 @@
-// Builds a session's StoredEvents the way the event store hands them to a projector (schema-valid data,
-// metadata with occurred_at, increasing positions), and applies them as the projector would: one
-// transaction per event, only the types the projection handles.
+// Builds StoredEvents the way the event store hands them to a projector (schema-valid data, metadata with
+// occurred_at, increasing positions) — a session's, or any stream's — and applies them as the projector
+// would: one transaction per event, only the types the projection handles.
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../src/ports/db.ts';
 import type { StoredEvent } from '../../src/ports/event-store.ts';
@@ -26,24 +26,8 @@ export class SessionFeed {
   add<K extends SessionEventType>(type: K, data: SessionEventOf<K>['data'], options: { at?: string } = {}): StoredEvent {
     this.clock = options.at === undefined ? this.clock + 1000 : Date.parse(options.at);
     parseSessionEvent(type, data); // a test must not feed what the store would never hold
-    globalPosition += 1;
-    const event: StoredEvent = {
-      eventId: randomUUID(),
-      streamName: sessionStream(this.sessionId),
-      streamPosition: this.events.length,
-      position: globalPosition,
-      checkpoint: { tx: globalPosition, pos: globalPosition },
-      recordedAt: new Date(this.clock).toISOString(),
-      type,
-      data,
-      metadata: {
-        schema_version: 1,
-        actor: { role: type === 'UserMessagePosted' ? 'operator' : 'agent', id: 'test' },
-        correlation_id: 'c-1',
-        causation_id: 'c-1',
-        occurred_at: new Date(this.clock).toISOString(),
-      },
-    };
+    const actor = { role: type === 'UserMessagePosted' ? 'operator' : 'agent', id: 'test' };
+    const event = logged(sessionStream(this.sessionId), this.events.length, type, data, new Date(this.clock).toISOString(), actor);
     this.events.push(event);
     return event;
   }
@@ -51,6 +35,42 @@ export class SessionFeed {
   /** The time of the last event added. */
   get now(): string {
     return new Date(this.clock).toISOString();
+  }
+}
+
+/** One event as the store would hand it over, at the next global position. */
+function logged(streamName: string, streamPosition: number, type: string, data: StoredEvent['data'], at: string, actor: { role: string; id: string }): StoredEvent {
+  globalPosition += 1;
+  return {
+    eventId: randomUUID(),
+    streamName,
+    streamPosition,
+    position: globalPosition,
+    checkpoint: { tx: globalPosition, pos: globalPosition },
+    recordedAt: at,
+    type,
+    data,
+    metadata: { schema_version: 1, actor, correlation_id: 'c-1', causation_id: 'c-1', occurred_at: at },
+  };
+}
+
+/** Events of any streams, by one actor, each one minute after the previous one; callers check the data against their schema. */
+export class StreamFeed {
+  private clock: number;
+  private readonly versions = new Map<string, number>();
+
+  constructor(
+    startsAt: string,
+    private readonly actor: { role: string; id: string },
+  ) {
+    this.clock = Date.parse(startsAt);
+  }
+
+  add(streamName: string, type: string, data: StoredEvent['data']): StoredEvent {
+    this.clock += 60_000;
+    const streamPosition = this.versions.get(streamName) ?? 0;
+    this.versions.set(streamName, streamPosition + 1);
+    return logged(streamName, streamPosition, type, data, new Date(this.clock).toISOString(), this.actor);
   }
 }
 

@@ -13,31 +13,14 @@ import { getEntityKnowledge, getKnowledge, knowledgeProjection, searchKnowledge 
 import { Projector } from '../../src/projections/projector.ts';
 import { type Runtime, openRuntime } from '../../src/runtime.ts';
 import { databases, type TestDb } from '../support/databases.ts';
-import { applyEvents } from './feed.ts';
+import { applyEvents, StreamFeed } from './feed.ts';
 
-let position = 0;
-let clock = Date.parse('2026-07-18T09:00:00.000Z');
-const versions = new Map<string, number>();
+const feed = new StreamFeed('2026-07-18T09:00:00.000Z', { role: 'agent', id: 'nomos' });
 
 /** One stored event on item `id`'s stream, one minute after the previous one. */
 function stored<K extends KnowledgeEventType>(id: string, type: K, data: KnowledgeEventOf<K>['data']): StoredEvent {
   parseKnowledgeEvent(type, data); // a test must not feed what the store would never hold
-  position += 1;
-  clock += 60_000;
-  const streamPosition = versions.get(id) ?? 0;
-  versions.set(id, streamPosition + 1);
-  const at = new Date(clock).toISOString();
-  return {
-    eventId: randomUUID(),
-    streamName: knowledgeStream(id),
-    streamPosition,
-    position,
-    checkpoint: { tx: position, pos: position },
-    recordedAt: at,
-    type,
-    data,
-    metadata: { schema_version: 1, actor: { role: 'agent', id: 'nomos' }, correlation_id: 'c', causation_id: 'c', occurred_at: at },
-  };
+  return feed.add(knowledgeStream(id), type, data);
 }
 
 type Kind = 'runbook' | 'investigation' | 'note';

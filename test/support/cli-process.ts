@@ -1,7 +1,7 @@
 // The real `nomos` CLI (or `npm start`) in a child process, for tests of how the process behaves as a service:
 // its output, how it exits, and whether anything it started outlives it. Every child is tracked so that
 // killAll() in afterAll ends whatever a failed test left running.
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
@@ -50,6 +50,18 @@ export function start(command: string, args: readonly string[], env: Record<stri
 }
 
 export const nomos = (args: readonly string[], env: Record<string, string>, cwd = REPO): Started => start(process.execPath, [BIN, ...args], env, cwd);
+
+/**
+ * Runs `nomos args` to its end with this process's environment and `env` over it, stdout and stderr apart (for
+ * commands whose output a test parses); killed after 60 s.
+ */
+export function execNomos(args: readonly string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, timeout: 60_000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+    });
+  });
+}
 
 /** Runs `nomos args` to its end; fails if it takes longer than `ms` (killAll then ends it). */
 export async function runNomos(args: readonly string[], env: Record<string, string>, ms = 60_000, cwd = REPO): Promise<Exit & { output: string }> {

@@ -4,11 +4,11 @@
 // by itself once an approved execution ends.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SshExecutor } from '../../src/adapters/ssh/executor.ts';
 import { databases } from '../support/databases.ts';
-import { type FakeOpenAi, startFakeOpenAi } from '../support/fake-openai.ts';
+import { type AgentWorld, startAgentWorld, sshOf } from '../support/agent-world.ts';
+import type { FakeOpenAi } from '../support/fake-openai.ts';
 import { type TestServer, startTestServer } from '../support/server.ts';
-import { type SshPeer, startSshPeer } from '../support/ssh-peer.ts';
+import type { SshPeer } from '../support/ssh-peer.ts';
 import { type SseMessage, readSse } from '../support/sse-reader.ts';
 
 const call = (name: string, args: unknown) => ({ toolCalls: [{ name, arguments: args }] });
@@ -17,22 +17,18 @@ describe.each(databases)('the agent on $name', (database) => {
   let peer: SshPeer;
   let llm: FakeOpenAi;
   let server: TestServer;
+  let world: AgentWorld;
 
   beforeAll(async () => {
-    peer = await startSshPeer();
-    llm = await startFakeOpenAi();
-    server = await startTestServer(database, {
-      executor: new SshExecutor({ privateKey: peer.privateKey }),
+    world = await startAgentWorld(database, {
       execution: { shortWaitMs: 3_000, hardLimitMs: 60_000, approvalTtlMs: 60_000, hungAfterMs: 60_000 },
-      llm: { baseURL: llm.baseURL, apiKey: 'test-key', model: 'scripted' },
     });
-    const reg = await server.request('POST', '/entities', { slug: 'host:peer', type: 'host', ssh: { host: peer.host.address, port: peer.host.port, user: peer.host.user, host_key: peer.hostKey } });
+    ({ peer, llm, server } = world);
+    const reg = await server.request('POST', '/entities', { slug: 'host:peer', type: 'host', ssh: sshOf(peer) });
     expect(reg.status).toBe(200);
   }, 60_000);
   afterAll(async () => {
-    await server?.close();
-    await llm?.close();
-    await peer?.close();
+    await world?.close();
   });
 
   const chat = async (message: string, sessionId?: string) => {
@@ -207,19 +203,14 @@ describe.each(databases)('the agent’s knowledge on $name', (database) => {
   let peer: SshPeer;
   let llm: FakeOpenAi;
   let server: TestServer;
+  let world: AgentWorld;
   beforeAll(async () => {
-    peer = await startSshPeer();
-    llm = await startFakeOpenAi();
-    server = await startTestServer(database, {
-      executor: new SshExecutor({ privateKey: peer.privateKey }),
-      llm: { baseURL: llm.baseURL, apiKey: 'test-key', model: 'scripted' },
-    });
-    await server.request('POST', '/entities', { slug: 'host:peer', type: 'host', ssh: { host: peer.host.address, port: peer.host.port, user: peer.host.user, host_key: peer.hostKey } });
+    world = await startAgentWorld(database);
+    ({ peer, llm, server } = world);
+    await server.request('POST', '/entities', { slug: 'host:peer', type: 'host', ssh: sshOf(peer) });
   }, 60_000);
   afterAll(async () => {
-    await server?.close();
-    await llm?.close();
-    await peer?.close();
+    await world?.close();
   });
 
   const chat = async (message: string, sessionId?: string) => {

@@ -3,12 +3,12 @@
 // (sh -c, sudo, pct exec on the host for its container). Each is stopped at the third attempt with retry_cap
 // as an event, and the session that ends partial says why.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SshExecutor } from '../../src/adapters/ssh/executor.ts';
 import { databases } from '../support/databases.ts';
-import { type FakeOpenAi, type ScriptedReply, startFakeOpenAi } from '../support/fake-openai.ts';
-import { freePort } from '../support/serve-process.ts';
-import { type TestServer, startTestServer } from '../support/server.ts';
-import { type SshPeer, startSshPeer } from '../support/ssh-peer.ts';
+import { type AgentWorld, startAgentWorld, sshOf } from '../support/agent-world.ts';
+import type { FakeOpenAi, ScriptedReply } from '../support/fake-openai.ts';
+import { freePort } from '../support/cli-process.ts';
+import type { TestServer } from '../support/server.ts';
+import type { SshPeer } from '../support/ssh-peer.ts';
 import { readSse } from '../support/sse-reader.ts';
 import { until } from '../support/until.ts';
 
@@ -19,16 +19,14 @@ describe.each(databases)('a retry storm on $name', (database) => {
   let peer: SshPeer;
   let llm: FakeOpenAi;
   let server: TestServer;
+  let world: AgentWorld;
 
   beforeAll(async () => {
-    peer = await startSshPeer();
-    llm = await startFakeOpenAi();
-    server = await startTestServer(database, {
-      executor: new SshExecutor({ privateKey: peer.privateKey }),
+    world = await startAgentWorld(database, {
       execution: { shortWaitMs: 5_000, hardLimitMs: 1_500, approvalTtlMs: 60_000, hungAfterMs: 60_000 },
-      llm: { baseURL: llm.baseURL, apiKey: 'test-key', model: 'scripted' },
     });
-    const ssh = { host: peer.host.address, port: peer.host.port, user: peer.host.user, host_key: peer.hostKey };
+    ({ peer, llm, server } = world);
+    const ssh = sshOf(peer);
     const gone = { ...ssh, port: await freePort() }; // nothing listens there: connection refused
     for (const entity of [
       { slug: 'host:peer', type: 'host', ssh },
@@ -40,9 +38,7 @@ describe.each(databases)('a retry storm on $name', (database) => {
     }
   }, 60_000);
   afterAll(async () => {
-    await server?.close();
-    await llm?.close();
-    await peer?.close();
+    await world?.close();
   });
 
   /** The model runs attempts[i % n] until a result says retry_cap (or it has tried STUBBORN times), then gives up. */

@@ -7,12 +7,12 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parseTokens } from '../../src/api/auth.ts';
-import { SshExecutor } from '../../src/adapters/ssh/executor.ts';
 import { freePort } from '../support/cli-process.ts';
 import { databases } from '../support/databases.ts';
-import { type FakeOpenAi, startFakeOpenAi } from '../support/fake-openai.ts';
-import { type TestServer, startTestServer } from '../support/server.ts';
-import { type SshPeer, startSshPeer } from '../support/ssh-peer.ts';
+import { type AgentWorld, startAgentWorld, sshOf } from '../support/agent-world.ts';
+import type { FakeOpenAi } from '../support/fake-openai.ts';
+import type { TestServer } from '../support/server.ts';
+import type { SshPeer } from '../support/ssh-peer.ts';
 import { readSse } from '../support/sse-reader.ts';
 
 const SCRIPT = '/usr/bin/script';
@@ -69,17 +69,15 @@ describe(`nomos chat in a terminal on ${database.name}`, () => {
   let peer: SshPeer;
   let llm: FakeOpenAi;
   let server: TestServer;
+  let world: AgentWorld;
   let env: Record<string, string>;
   beforeAll(async () => {
-    peer = await startSshPeer();
-    llm = await startFakeOpenAi();
-    server = await startTestServer(database, {
+    world = await startAgentWorld(database, {
       tokens: parseTokens('operator:alice:op-secret-1'),
-      executor: new SshExecutor({ privateKey: peer.privateKey }),
       execution: { shortWaitMs: 3_000, hardLimitMs: 60_000, approvalTtlMs: 120_000, hungAfterMs: 60_000 },
-      llm: { baseURL: llm.baseURL, apiKey: 'k', model: 'scripted' },
     });
-    const ssh = { host: peer.host.address, port: peer.host.port, user: peer.host.user, host_key: peer.hostKey };
+    ({ peer, llm, server } = world);
+    const ssh = sshOf(peer);
     expect((await server.request('POST', '/entities', { slug: 'host:peer', type: 'host', ssh }, OPERATOR)).status).toBe(200);
     // Nothing listens there: a run on it is refused as unreachable.
     const gone = { host: '127.0.0.1', port: await freePort(), user: userInfo().username };
@@ -93,9 +91,7 @@ describe(`nomos chat in a terminal on ${database.name}`, () => {
     }
   });
   afterAll(async () => {
-    await server?.close();
-    await llm?.close();
-    await peer?.close();
+    await world?.close();
     rmSync(marker, { force: true });
   });
 

@@ -4,11 +4,11 @@ import { spawn } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseTokens } from '../../src/api/auth.ts';
-import { SshExecutor } from '../../src/adapters/ssh/executor.ts';
 import { databases } from '../support/databases.ts';
-import { type FakeOpenAi, startFakeOpenAi } from '../support/fake-openai.ts';
-import { type TestServer, startTestServer } from '../support/server.ts';
-import { type SshPeer, startSshPeer } from '../support/ssh-peer.ts';
+import { type AgentWorld, startAgentWorld, sshOf } from '../support/agent-world.ts';
+import type { FakeOpenAi } from '../support/fake-openai.ts';
+import type { TestServer } from '../support/server.ts';
+import type { SshPeer } from '../support/ssh-peer.ts';
 
 const database = databases[0]!;
 const marker = `/tmp/nomos-chat-cli-${process.pid}`;
@@ -17,20 +17,16 @@ describe(`nomos chat on ${database.name}`, () => {
   let peer: SshPeer;
   let llm: FakeOpenAi;
   let server: TestServer;
+  let world: AgentWorld;
   beforeAll(async () => {
-    peer = await startSshPeer();
-    llm = await startFakeOpenAi();
-    server = await startTestServer(database, {
+    world = await startAgentWorld(database, {
       tokens: parseTokens('operator:alice:op-secret-1'),
-      executor: new SshExecutor({ privateKey: peer.privateKey }),
-      llm: { baseURL: llm.baseURL, apiKey: 'k', model: 'scripted' },
     });
-    await server.request('POST', '/entities', { slug: 'host:peer', type: 'host', ssh: { host: peer.host.address, port: peer.host.port, user: peer.host.user, host_key: peer.hostKey } }, { authorization: 'Bearer op-secret-1' });
+    ({ peer, llm, server } = world);
+    await server.request('POST', '/entities', { slug: 'host:peer', type: 'host', ssh: sshOf(peer) }, { authorization: 'Bearer op-secret-1' });
   }, 60_000);
   afterAll(async () => {
-    await server?.close();
-    await llm?.close();
-    await peer?.close();
+    await world?.close();
     rmSync(marker, { force: true });
   });
 

@@ -2,10 +2,7 @@
 // the environment a user would set, waited on until /healthz answers, and stopped with a signal (SIGKILL to
 // play a crash). Its output is kept, to print when a test fails.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
-import { resolve } from 'node:path';
-
-const BIN = resolve(import.meta.dirname, '../../bin/nomos.mjs');
+import { BIN, freePort } from './cli-process.ts';
 
 export interface ServeProcess {
   readonly url: string;
@@ -18,17 +15,6 @@ export interface ServeProcess {
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => done(port));
-    });
-  });
-}
 
 export async function startServeProcess(env: Record<string, string>, options: { readyMs?: number } = {}): Promise<ServeProcess> {
   const port = await freePort();

@@ -6,12 +6,12 @@ import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { type Server, type Socket, connect, createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SshExecutor } from '../../src/adapters/ssh/executor.ts';
 import { databases } from '../support/databases.ts';
 import { type TestBrowser, launchBrowser } from '../support/browser.ts';
-import { type FakeOpenAi, startFakeOpenAi } from '../support/fake-openai.ts';
-import { type TestServer, startTestServer } from '../support/server.ts';
-import { type SshPeer, startSshPeer } from '../support/ssh-peer.ts';
+import { type AgentWorld, startAgentWorld, sshOf } from '../support/agent-world.ts';
+import type { FakeOpenAi } from '../support/fake-openai.ts';
+import type { TestServer } from '../support/server.ts';
+import type { SshPeer } from '../support/ssh-peer.ts';
 import { until } from '../support/until.ts';
 
 const embedded = databases.find((d) => d.name === 'pglite')!;
@@ -57,27 +57,23 @@ describe('the chat page', () => {
   let peer: SshPeer;
   let llm: FakeOpenAi;
   let server: TestServer;
+  let world: AgentWorld;
   let browser: TestBrowser;
   const scratch = `/tmp/nomos-web-chat-${randomUUID()}`;
 
   beforeAll(async () => {
     mkdirSync(scratch, { recursive: true });
-    peer = await startSshPeer();
-    llm = await startFakeOpenAi();
-    server = await startTestServer(embedded, {
-      executor: new SshExecutor({ privateKey: peer.privateKey }),
+    world = await startAgentWorld(embedded, {
       execution: { shortWaitMs: 5_000, hardLimitMs: 60_000, approvalTtlMs: 15 * 60_000, hungAfterMs: 60_000 },
-      llm: { baseURL: llm.baseURL, apiKey: 'test-key', model: 'scripted' },
     });
-    const reg = await server.request('POST', '/entities', { slug: 'host:peer', type: 'host', ssh: { host: peer.host.address, port: peer.host.port, user: peer.host.user, host_key: peer.hostKey } });
+    ({ peer, llm, server } = world);
+    const reg = await server.request('POST', '/entities', { slug: 'host:peer', type: 'host', ssh: sshOf(peer) });
     expect(reg.status, JSON.stringify(reg.body)).toBe(200);
     browser = await launchBrowser();
   }, 60_000);
   afterAll(async () => {
     await browser?.close();
-    await server?.close();
-    await llm?.close();
-    await peer?.close();
+    await world?.close();
     rmSync(scratch, { recursive: true, force: true });
   });
 

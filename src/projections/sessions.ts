@@ -31,8 +31,8 @@ import type { Projection } from './projection.ts';
 import { byteOrder, occurredAt, sessionEventsIn } from './rows.ts';
 
 /** Tables and rules together: the blocker rules' version is part of it, so new rules rebuild the model. */
-// 4: the blocker facts of migration 016.
-const TABLES_VERSION = 4;
+// 4: the blocker facts of migration 016. 5: session_entities.created_at (migration 020).
+const TABLES_VERSION = 5;
 
 // ---- the projection ----
 
@@ -150,8 +150,10 @@ interface EntityRow {
   [column: string]: unknown;
   session_id: string;
   slug: string;
+  /** The session's, so that a list of the entity's sessions walks them in page order (migrations/020). */
+  created_at: string;
 }
-const ENTITIES: TableShape<EntityRow> = { table: 'session_entities', key: ['session_id', 'slug'], columns: ['session_id', 'slug'] };
+const ENTITIES: TableShape<EntityRow> = { table: 'session_entities', key: ['session_id', 'slug'], columns: ['session_id', 'slug', 'created_at'] };
 
 /** The values of `list` with `added`, once each, sorted bytewise (as COLLATE "C" sorts them). */
 // Both run for most events of a rebuild: they return the list itself when nothing changes and build at most one
@@ -336,7 +338,7 @@ class SessionsBatch {
   }
 
   private addEntities(row: SessionRow, slugs: readonly string[]): void {
-    for (const slug of slugs) this.entities.put({ session_id: row.id, slug });
+    for (const slug of slugs) this.entities.put({ session_id: row.id, slug, created_at: row.created_at });
     row.entities = sortedUnion(row.entities, slugs);
   }
 }
@@ -644,15 +646,22 @@ export async function listSessionsJson(
   if (filter.outcome !== undefined) where.push(`outcome = ${param(filter.outcome)}`);
   if (filter.status !== undefined) where.push(`status = ${param(filter.status)}`);
   if (filter.blocker !== undefined) where.push(`blocker = ${param(filter.blocker)}`);
-  if (filter.entity_id !== undefined) where.push(`id IN (SELECT session_id FROM session_entities WHERE slug = ${param(filter.entity_id)})`);
+  const entity = filter.entity_id === undefined ? null : param(filter.entity_id);
+  // An entity's sessions are walked newest first through session_entities' index in page order, and the walk
+  // stops at a page (migrations/020). With `since` the matches come through the index of when sessions were
+  // active instead (sinceBranches), and the entity is a condition on them.
+  const walk = entity !== null && filter.since === undefined;
+  if (entity !== null && !walk) where.push(`id IN (SELECT session_id FROM session_entities WHERE slug = ${entity})`);
   const after = filter.cursor === undefined ? null : decodeCursor(filter.cursor);
-  const afterCursor = after === null ? null : `(created_at, id) < (${param(after[0])}::timestamptz, ${param(after[1])})`;
+  const afterCursor = after === null ? null : `(${walk ? 'e.created_at, e.session_id' : 'created_at, id'}) < (${param(after[0])}::timestamptz, ${param(after[1])})`;
   if (afterCursor !== null) where.push(afterCursor);
   // One row more than asked says whether another page exists.
   const limit = param(filter.limit + 1);
-  const paged = (list: string) => (conditions: readonly string[]) =>
-    `SELECT ${list} FROM sessions ${conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : ''} ORDER BY created_at DESC, id DESC LIMIT ${limit}`;
-  const select = paged('*');
+  const select = (conditions: readonly string[]) =>
+    walk
+      ? `SELECT s.* FROM session_entities e JOIN sessions s ON s.id = e.session_id WHERE ${[`e.slug = ${entity}`, ...conditions].join(' AND ')}
+         ORDER BY e.created_at DESC, e.session_id DESC LIMIT ${limit}`
+      : `SELECT * FROM sessions ${conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : ''} ORDER BY created_at DESC, id DESC LIMIT ${limit}`;
   const page = filter.since === undefined ? select(where) : sinceBranches(select, where, param(filter.since.toISOString()), limit);
   type Row = { id: string | null; view: string; cursor_created_at: string; as_of?: number | string };
   const names = options.positionOf === undefined ? null : param(options.positionOf);

@@ -474,8 +474,8 @@ describe.each(databases)('listing sessions on $name', (database) => {
     },
     { key: 'failed', at: '2026-07-17T08:00:00.000Z', build: (f) => (turn(f, { user: 'zimaos', tools: [{ name: 'run', args: { target: 'vm:zimaos' } }], text: 'vm: targets are not supported.' }), complete(f, 'failed')) },
     { key: 'active', at: '2026-07-18T08:00:00.000Z', build: (f) => void turn(f, { user: 'rclone again', tools: [{ name: 'get_entity', args: { slug: 'lxc:rclone' } }] }) },
-    { key: 'tieA', at: '2026-07-19T08:00:00.000Z', build: (f) => void turn(f, { user: 'hello', text: 'hi' }) },
-    { key: 'tieB', at: '2026-07-19T08:00:00.000Z', build: (f) => void turn(f, { user: 'hello', text: 'hi' }) },
+    { key: 'tieA', at: '2026-07-19T08:00:00.000Z', build: (f) => void turn(f, { user: 'hello', tools: [{ name: 'get_entity', args: { slug: 'host:tie' } }], text: 'hi' }) },
+    { key: 'tieB', at: '2026-07-19T08:00:00.000Z', build: (f) => void turn(f, { user: 'hello', tools: [{ name: 'get_entity', args: { slug: 'host:tie' } }], text: 'hi' }) },
   ];
   const order = ['tieB', 'tieA', 'active', 'failed', 'classifier', 'abandoned', 'success'];
 
@@ -513,6 +513,23 @@ describe.each(databases)('listing sessions on $name', (database) => {
     expect(await list({ blocker: 'missing_capability' })).toEqual(['failed']);
     expect(await list({ since: new Date('2026-07-17T08:00:00.000Z') })).toEqual(['tieB', 'tieA', 'active', 'failed']);
     expect(await list({ entity_id: 'host:nowhere' })).toEqual([]);
+    // With `since` the entity is a condition on the recently active sessions rather than a walk of its own.
+    expect(await list({ entity_id: 'lxc:rclone', since: new Date('2026-07-17T08:00:00.000Z') })).toEqual(['active']);
+  });
+
+  it('walks an entity’s sessions a page at a time, ties broken by id as in the whole list', async () => {
+    const first = await listSessions(db, { entity_id: 'host:tie', limit: 1 });
+    expect(keysOf(first.sessions)).toEqual(['tieB']);
+    const second = await listSessions(db, { entity_id: 'host:tie', limit: 1, cursor: first.next_cursor! });
+    expect(keysOf(second.sessions)).toEqual(['tieA']);
+    expect(second.next_cursor).toBeNull();
+    // The entity's rows carry their session's created_at (migrations/020), which the walk goes by.
+    const { rows } = await db.query<{ same: boolean }>(
+      `SELECT e.created_at = s.created_at AS same FROM session_entities e JOIN sessions s ON s.id = e.session_id WHERE s.id = ANY($1)`,
+      [Object.values(ids)],
+    );
+    expect(rows.length).toBeGreaterThan(4);
+    expect(rows.every((row) => row.same)).toBe(true);
   });
 
   it('pages through every session exactly once, with and without a filter', async () => {

@@ -5,10 +5,10 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databases } from '../support/databases.ts';
-import { type AgentWorld, startAgentWorld, sshOf } from '../support/agent-world.ts';
+import { type AgentWorld, startAgentWorld } from '../support/agent-world.ts';
 import type { FakeOpenAi } from '../support/fake-openai.ts';
 import { type TestServer, startTestServer } from '../support/server.ts';
-import type { SshPeer } from '../support/ssh-peer.ts';
+import { type SshPeer, sshOf } from '../support/ssh-peer.ts';
 import { type SseMessage, readSse } from '../support/sse-reader.ts';
 
 const call = (name: string, args: unknown) => ({ toolCalls: [{ name, arguments: args }] });

@@ -4,11 +4,11 @@
 // as an event, and the session that ends partial says why.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databases } from '../support/databases.ts';
-import { type AgentWorld, startAgentWorld, sshOf } from '../support/agent-world.ts';
+import { type AgentWorld, startAgentWorld } from '../support/agent-world.ts';
 import type { FakeOpenAi, ScriptedReply } from '../support/fake-openai.ts';
 import { freePort } from '../support/cli-process.ts';
 import type { TestServer } from '../support/server.ts';
-import type { SshPeer } from '../support/ssh-peer.ts';
+import { type SshPeer, sshOf } from '../support/ssh-peer.ts';
 import { readSse } from '../support/sse-reader.ts';
 import { until } from '../support/until.ts';
 

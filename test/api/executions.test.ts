@@ -13,7 +13,7 @@ import { classify, RULES_VERSION } from '../../src/domain/risk/index.ts';
 import { databases } from '../support/databases.ts';
 import { type TestServer, startTestServer } from '../support/server.ts';
 import { until } from '../support/until.ts';
-import { type SshPeer, startSshPeer } from '../support/ssh-peer.ts';
+import { type SshPeer, startSshPeer, sshOf } from '../support/ssh-peer.ts';
 
 const tokens = parseTokens('operator:alice:op-secret-1,agent:nomos:agent-secret-1,auditor:audit:audit-secret-1');
 const agent = { authorization: 'Bearer agent-secret-1' };
@@ -211,7 +211,7 @@ describe.each(databases)('approval expiry and the hard limit on $name', (databas
       executor: new SshExecutor({ privateKey: peer.privateKey }),
       execution: { shortWaitMs: 500, hardLimitMs: 1_500, approvalTtlMs: 300, hungAfterMs: 60_000 },
     });
-    await server.request('POST', '/entities', { slug: 'host:peer', type: 'host', ssh: { host: peer.host.address, port: peer.host.port, user: peer.host.user, host_key: peer.hostKey } });
+    await server.request('POST', '/entities', { slug: 'host:peer', type: 'host', ssh: sshOf(peer) });
     session = (await server.request('POST', '/sessions')).body.session_id;
   }, 60_000);
   afterAll(async () => {

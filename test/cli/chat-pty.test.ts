@@ -9,10 +9,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parseTokens } from '../../src/api/auth.ts';
 import { freePort } from '../support/cli-process.ts';
 import { databases } from '../support/databases.ts';
-import { type AgentWorld, startAgentWorld, sshOf } from '../support/agent-world.ts';
+import { type AgentWorld, startAgentWorld } from '../support/agent-world.ts';
 import type { FakeOpenAi } from '../support/fake-openai.ts';
 import type { TestServer } from '../support/server.ts';
-import type { SshPeer } from '../support/ssh-peer.ts';
+import { type SshPeer, sshOf } from '../support/ssh-peer.ts';
 import { readSse } from '../support/sse-reader.ts';
 
 const SCRIPT = '/usr/bin/script';

@@ -5,10 +5,10 @@ import { existsSync, rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseTokens } from '../../src/api/auth.ts';
 import { databases } from '../support/databases.ts';
-import { type AgentWorld, startAgentWorld, sshOf } from '../support/agent-world.ts';
+import { type AgentWorld, startAgentWorld } from '../support/agent-world.ts';
 import type { FakeOpenAi } from '../support/fake-openai.ts';
 import type { TestServer } from '../support/server.ts';
-import type { SshPeer } from '../support/ssh-peer.ts';
+import { type SshPeer, sshOf } from '../support/ssh-peer.ts';
 
 const database = databases[0]!;
 const marker = `/tmp/nomos-chat-cli-${process.pid}`;

@@ -16,7 +16,7 @@ import { parseTokens } from '../../src/api/auth.ts';
 import { TOOLS, argumentsSchema } from '../../src/agent/tools.ts';
 import { databases } from '../support/databases.ts';
 import { type TestServer, startTestServer } from '../support/server.ts';
-import { type SshPeer, startSshPeer } from '../support/ssh-peer.ts';
+import { type SshPeer, startSshPeer, sshOf } from '../support/ssh-peer.ts';
 import { until } from '../support/until.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/nomos.mjs', import.meta.url));
@@ -67,7 +67,7 @@ describe.each(cases)('MCP over $door ($database.name)', ({ door, database }) => 
       executor: new SshExecutor({ privateKey: peer.privateKey }),
       execution: { shortWaitMs: 5_000, hardLimitMs: 60_000, hungAfterMs: 60_000 },
     });
-    const reg = await server.request('POST', '/entities', { slug: 'host:peer', type: 'host', ssh: { host: peer.host.address, port: peer.host.port, user: peer.host.user, host_key: peer.hostKey } }, operator);
+    const reg = await server.request('POST', '/entities', { slug: 'host:peer', type: 'host', ssh: sshOf(peer) }, operator);
     expect(reg.status, JSON.stringify(reg.body)).toBe(200);
     agent = await connect(door, server, 'agent-secret-1');
   }, 60_000);

@@ -12,7 +12,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresDatabase, type TestDb } from '../support/databases.ts';
 import { type ServeProcess, startServeProcess } from '../support/serve-process.ts';
-import { type SshPeer, startSshPeer } from '../support/ssh-peer.ts';
+import { type SshPeer, startSshPeer, sshOf } from '../support/ssh-peer.ts';
 import { until } from '../support/until.ts';
 
 const CLIENT = { name: 'codex', version: '0.9.1' };
@@ -34,7 +34,7 @@ describe.skipIf(postgresDatabase === null)('MCP across two servers on one Postgr
     writeFileSync(key, peer.privateKey, { mode: 0o600 });
     const env = { DATABASE_URL: testDb.url!, NOMOS_SSH_KEY: key, NOMOS_RUN_WAIT_MS: '3000', NOMOS_DATA_DIR: join(dir, 'unused') };
     [a, b] = await Promise.all([startServeProcess(env), startServeProcess(env)]);
-    const reg = await a.request('POST', '/entities', { slug: 'host:peer', type: 'host', ssh: { host: peer.host.address, port: peer.host.port, user: peer.host.user, host_key: peer.hostKey } });
+    const reg = await a.request('POST', '/entities', { slug: 'host:peer', type: 'host', ssh: sshOf(peer) });
     expect(reg.status).toBe(200);
   }, 90_000);
 

@@ -12,7 +12,7 @@ import { runSessionCommand } from '../../src/commands/session.ts';
 import { postgresDatabase, type TestDb } from '../support/databases.ts';
 import { type FakeOpenAi, startFakeOpenAi } from '../support/fake-openai.ts';
 import { type ServeProcess, startServeProcess } from '../support/serve-process.ts';
-import { type SshPeer, startSshPeer } from '../support/ssh-peer.ts';
+import { type SshPeer, startSshPeer, sshOf } from '../support/ssh-peer.ts';
 import { SseClient } from '../support/sse-client.ts';
 import { readSse } from '../support/sse-reader.ts';
 import { until } from '../support/until.ts';
@@ -60,7 +60,7 @@ describe.skipIf(postgresDatabase === null)('two servers on one PostgreSQL (skipp
       NOMOS_DATA_DIR: join(dir, 'unused'),
     };
     [a, b] = await Promise.all([start(), start()]);
-    const reg = await a.request('POST', '/entities', { slug: 'host:peer', type: 'host', ssh: { host: peer.host.address, port: peer.host.port, user: peer.host.user, host_key: peer.hostKey } });
+    const reg = await a.request('POST', '/entities', { slug: 'host:peer', type: 'host', ssh: sshOf(peer) });
     expect(reg.status).toBe(200);
   }, 90_000);
 

@@ -41,6 +41,3 @@ export async function startAgentWorld(database: TestDatabase, options: Omit<NonN
     },
   };
 }
-
-/** The peer as the `ssh` of a host entity. */
-export const sshOf = (peer: SshPeer) => ({ host: peer.host.address, port: peer.host.port, user: peer.host.user, host_key: peer.hostKey });

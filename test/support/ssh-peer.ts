@@ -26,6 +26,9 @@ const FIXTURES_BIN = resolve(import.meta.dirname, '../fixtures/bin');
 /** The stand-ins first; node's own directory so the qm stand-in finds node wherever it is installed. */
 const PEER_PATH = [FIXTURES_BIN, dirname(process.execPath), '/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin'].join(':');
 
+/** The peer as the `ssh` of a host entity, its host key pinned. */
+export const sshOf = (peer: SshPeer) => ({ host: peer.host.address, port: peer.host.port, user: peer.host.user, host_key: peer.hostKey });
+
 export function sshPeerKinds(): SshPeerKind[] {
   return existsSync(SSHD) ? ['openssh', 'ssh2'] : ['ssh2'];
 }

@@ -9,7 +9,7 @@ import { SshExecutor } from '../../src/adapters/ssh/executor.ts';
 import { databases } from '../support/databases.ts';
 import { type TestBrowser, launchBrowser } from '../support/browser.ts';
 import { type TestServer, startTestServer } from '../support/server.ts';
-import { type SshPeer, startSshPeer } from '../support/ssh-peer.ts';
+import { type SshPeer, startSshPeer, sshOf } from '../support/ssh-peer.ts';
 import { until } from '../support/until.ts';
 
 const embedded = databases.find((d) => d.name === 'pglite')!;
@@ -35,7 +35,7 @@ describe('the approvals inbox', () => {
       executor: new SshExecutor({ privateKey: peer.privateKey }),
       execution: { shortWaitMs: 5_000, hardLimitMs: 60_000, approvalTtlMs: 15 * 60_000, hungAfterMs: 60_000 },
     });
-    const reg = await server.request('POST', '/entities', { slug: 'host:peer', type: 'host', ssh: { host: peer.host.address, port: peer.host.port, user: peer.host.user, host_key: peer.hostKey } }, operator);
+    const reg = await server.request('POST', '/entities', { slug: 'host:peer', type: 'host', ssh: sshOf(peer) }, operator);
     expect(reg.status, JSON.stringify(reg.body)).toBe(200);
     session = (await server.request('POST', '/sessions', undefined, agent)).body.session_id;
     expect((await server.request('POST', `/sessions/${session}/commands`, { type: 'set_goal', goal: 'Clean up the scratch area' }, agent)).status).toBe(200);

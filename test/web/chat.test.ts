@@ -8,10 +8,10 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databases } from '../support/databases.ts';
 import { type TestBrowser, launchBrowser } from '../support/browser.ts';
-import { type AgentWorld, startAgentWorld, sshOf } from '../support/agent-world.ts';
+import { type AgentWorld, startAgentWorld } from '../support/agent-world.ts';
 import type { FakeOpenAi } from '../support/fake-openai.ts';
 import type { TestServer } from '../support/server.ts';
-import type { SshPeer } from '../support/ssh-peer.ts';
+import { type SshPeer, sshOf } from '../support/ssh-peer.ts';
 import { until } from '../support/until.ts';
 
 const embedded = databases.find((d) => d.name === 'pglite')!;

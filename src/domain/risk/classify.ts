@@ -144,6 +144,14 @@ export function classify(command: string): Verdict {
   };
 }
 
+/**
+ * The names of the programs the classifier judged, wrappers included (`sudo timeout 5 ls` → sudo, timeout, ls), in
+ * the order met: whatever a shell running the command executes must be one of these.
+ */
+export function judgedPrograms(command: string): string[] {
+  return walkAll(command).visited.flatMap((inv) => (inv.name === undefined ? [] : [inv.name]));
+}
+
 /** True when the command (after unwrapping) includes one known to run long: upgrades, migrations, syncs, dd, zfs send/recv. */
 export function isKnownLong(command: string): boolean {
   return walkAll(command).visited.some(isLongRunning);

@@ -6,3 +6,4 @@ export type { RiskClass } from './risk-class.ts';
 export { RISK_CLASSES } from './risk-class.ts';
 export type { Rule } from './rule.ts';
 export { RULES, RULES_VERSION } from './rules.ts';
+export { MAX_COMMAND_BYTES } from './limits.ts';

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { type ApiToken, parseTokens } from './api/tokens.ts';
 import type { ExecutionSettings } from './execution/service.ts';
+import { type AllowList, parseAllowList } from './adapters/http/address.ts';
 
 const Env = z.object({
   DATABASE_URL: z.string().min(1).optional(),
@@ -38,6 +39,8 @@ const Env = z.object({
   OPENAI_API_KEY: z.string().min(1).optional(),
   OPENAI_BASE_URL: z.url().optional(),
   NOMOS_MODEL: z.string().min(1).default('gpt-4o-mini'),
+  /** Host names and CIDRs http_get may reach though not public (a LAN wiki); unset: the public internet only. */
+  NOMOS_HTTP_GET_ALLOW: z.string().optional(),
 });
 
 export interface Config {
@@ -56,6 +59,7 @@ export interface Config {
   readonly shutdownMs: number;
   /** The model provider, or null when none is configured. */
   readonly llm: { readonly baseURL: string | null; readonly apiKey: string; readonly model: string } | null;
+  readonly httpGetAllow: AllowList;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -89,5 +93,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sweepMs: e.NOMOS_SWEEP_MS,
     // A local server often needs no key; OpenAI itself needs one and no base URL.
     llm: e.OPENAI_BASE_URL || e.OPENAI_API_KEY ? { baseURL: e.OPENAI_BASE_URL ?? null, apiKey: e.OPENAI_API_KEY ?? 'none', model: e.NOMOS_MODEL } : null,
+    httpGetAllow: parseAllowList(e.NOMOS_HTTP_GET_ALLOW ?? ''),
   };
 }

@@ -129,7 +129,7 @@ export async function openRuntime(
   const leases = new TurnLeases(db, serverId, { ttlMs: config.turnLeaseMs, renewMs: Math.max(100, Math.floor(config.turnLeaseMs / 5)) }, log);
   const llm = given?.llm ?? (config.llm ? new (await import('./adapters/llm/openai.ts')).OpenAiLlm({ apiKey: config.llm.apiKey, model: config.llm.model, ...(config.llm.baseURL && { baseURL: config.llm.baseURL }) }) : null);
   // The agent's tools, for the built-in agent and for external agents over MCP alike.
-  const tools: ToolServices = { deps: commandDeps, readDb: db, readWait, executions, web: httpReader(), model: config.llm?.model ?? 'custom', knowledge: knowledgeTools(commandDeps, db) };
+  const tools: ToolServices = { deps: commandDeps, readDb: db, readWait, executions, web: httpReader({ allow: config.httpGetAllow }), model: config.llm?.model ?? 'custom', knowledge: knowledgeTools(commandDeps, db) };
   const agent = llm
     ? new Agent(
         commandDeps,

@@ -243,7 +243,7 @@ export const TOOLS: readonly Tool[] = [
   }),
   tool({
     name: 'http_get',
-    description: 'GET one web page (http or https) and read it as text: at most 8 KiB, scripts and markup stripped.',
+    description: 'GET one page of the public internet (http or https) and read it as text: at most 8 KiB, scripts and markup stripped. Loopback, private and other non-public addresses are refused unless the operator opened them.',
     schema: z.strictObject({ url: z.url({ protocol: /^https?$/ }) }),
     annotations: { ...READS, idempotentHint: false, openWorldHint: true },
     handle: (a, _call, s) => s.web.get(a.url),

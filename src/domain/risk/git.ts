@@ -187,3 +187,6 @@ export function judgeGit(inv: Invocation): Judgement {
   if (sub === 'config') return config(args);
   return verbed(sub, args);
 }
+
+/** git's tables, for the tests that prove every listed option reads. */
+export const GIT_TABLES = { global: GLOBAL, subcommands: SIMPLE } as const;

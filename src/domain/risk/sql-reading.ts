@@ -146,7 +146,10 @@ function calls(statement: readonly SqlToken[]): Call[] {
   const found: Call[] = [];
   statement.forEach((t, i) => {
     if (!isPunct(statement[i + 1], '(')) return;
-    if (t.kind === 'quoted' || (t.kind === 'word' && !NOT_CALLS.has(t.upper))) {
+    // MySQL reads "x" as a string unless the server's sql_mode has ANSI_QUOTES: then "x"(…) is a call.
+    const doubleQuoted = t.kind === 'string' && t.text.startsWith('"');
+    if (doubleQuoted) found.push({ name: t.text.slice(1, -1).toUpperCase(), schema: undefined });
+    else if (t.kind === 'quoted' || (t.kind === 'word' && !NOT_CALLS.has(t.upper))) {
       const qualifier = isPunct(statement[i - 1], '.') ? statement[i - 2] : undefined;
       const schema = qualifier?.kind === 'word' || qualifier?.kind === 'quoted' ? qualifier.upper : undefined;
       found.push({ name: t.upper, schema });

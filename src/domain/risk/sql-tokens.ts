@@ -126,7 +126,7 @@ export function tokenize(sql: string, dialect: Dialect): SqlToken[] {
       i = end;
     } else if (c === "'" || (c === '"' && (dialect === 'mysql'))) {
       // E'…' strings take backslash escapes in PostgreSQL; MySQL's and ClickHouse's always do.
-      const escaped = backslashEscapes || /(^|[^A-Za-z0-9_$])[eE]$/.test(sql.slice(Math.max(0, i - 2), i));
+      const escaped = backslashEscapes || (dialect === 'postgres' && /(^|[^A-Za-z0-9_$])[eE]$/.test(sql.slice(Math.max(0, i - 2), i)));
       const end = quotedEnd(sql, i + 1, c, escaped);
       tokens.push({ kind: 'string', text: sql.slice(i, end) });
       i = end;
@@ -149,7 +149,7 @@ export function tokenize(sql: string, dialect: Dialect): SqlToken[] {
       while (end < sql.length && WORD_CHAR.test(sql.charAt(end))) end++;
       const text = sql.slice(i, end);
       // E'…', B'…', X'…', N'…' are one string: the prefix is no word.
-      if (sql.charAt(end) === "'" && /^[EeBbXxNnUu]$/.test(text)) {
+      if (sql.charAt(end) === "'" && /^[EeBbXxNnUu]$/.test(text) && (dialect === 'postgres' || !/^[Ee]$/.test(text))) {
         i = end;
         continue;
       }

@@ -75,7 +75,6 @@ export function judgeDatabase(inv: Invocation): Judgement {
   return READS;
 }
 
-export const DATABASE_READERS = ['psql', 'mysql', 'mariadb', 'sqlite3', 'clickhouse-client', 'redis-cli'];
 
 /** The client tables, for the tests that prove every listed option reads. */
 export const DATABASE_CLIENT_TABLES = CLIENTS;

@@ -35,7 +35,7 @@ const APT_GET_SIMULATED = ['install', 'remove', 'upgrade', 'dist-upgrade', 'full
 const DPKG_READS = ['-l', '--list', '-s', '--status', '-L', '--listfiles', '-S', '--search', '-p', '--print-avail', '--get-selections', '--print-architecture', '--print-foreign-architectures', '--compare-versions', '--audit', '-C', '--version', '--help'];
 const DPKG_QUERY: OptionTable = { short: 'lWsLSpf:', long: 'list show status listfiles search print-avail showformat= admindir= root= instdir= load-avail no-pager help version' };
 
-function judgeApt(inv: Invocation): Judgement {
+export function judgePackages(inv: Invocation): Judgement {
   switch (inv.name) {
     case 'apt':
       return judgeVerbs(inv.args, APT);
@@ -64,8 +64,6 @@ function judgeApt(inv: Invocation): Judgement {
   }
 }
 
-export const PACKAGE_READERS = ['apt', 'apt-cache', 'apt-config', 'dpkg-query', 'apt-mark', 'apt-get', 'dpkg'];
-export const judgePackages = judgeApt;
 
 const LVM_REPORT: OptionTable = {
   short: 'ao:O:S:vqh',
@@ -121,7 +119,6 @@ export function judgeStorage(inv: Invocation): Judgement {
   return table === undefined ? OTHER : byTable(inv.args, table);
 }
 
-export const STORAGE_READERS = ['fdisk', 'sfdisk', 'parted', ...Object.keys(STORAGE)];
 
 const noOperands = (operands: readonly Word[]): string | undefined => (operands.length === 0 ? undefined : `${operands[0]?.text ?? ''} is what it would change`);
 
@@ -138,7 +135,6 @@ export function judgeMounts(inv: Invocation): Judgement {
   return table !== undefined && byTable(inv.args, table).kind === 'reads' ? READS : OTHER;
 }
 
-export const MOUNT_READERS = Object.keys(MOUNTS);
 
 const isPid = (v: string): boolean => /^\d+(,\d+)*$/.test(v);
 const PROCESS: Readonly<Record<string, OptionTable>> = {
@@ -162,7 +158,6 @@ export function judgeProcesses(inv: Invocation): Judgement {
   return reading.options.some((o) => needed.includes(o.name)) ? READS : OTHER;
 }
 
-export const PROCESS_READERS = ['kill', ...Object.keys(PROCESS)];
 
 // rclone's flags. Left out: --log-file and --dump-* targets, and anything that transfers or deletes.
 const RCLONE_FLAGS: OptionTable = {

@@ -65,7 +65,21 @@ const SYSTEMD_RESOLVE: OptionTable = {
   long: 'status statistics interface= type= class= protocol= service openpgp tlsa=? cname= search= raw=? legend= no-pager help version',
 };
 
+// systemd-analyze's reports. Left out: verify (loads unit files and may run their generators), log-level,
+// log-target and service-watchdogs with a value (they set them), and --man/--generators.
+const SYSTEMD_ANALYZE: VerbTool = {
+  global: { short: 'qhHM:', long: 'no-pager system user global json= order require fuzz= from-pattern= to-pattern= iterations= base-time= quiet no-legend offline= threshold= host= machine= help version' },
+  bare: 'reads',
+  globalAnywhere: true,
+  verbs: {
+    ...verbs(`time blame critical-chain dump cat-config unit-files unit-paths exit-status capability syscall-filter filesystems
+      calendar timestamp timespan security plot dot condition compare-versions`),
+    ...verbs('log-level log-target service-watchdogs', { maxOperands: 0 }),
+  },
+};
+
 export function judgeSystemd(inv: Invocation): Judgement {
+  if (inv.name === 'systemd-analyze') return judgeVerbs(inv.args, SYSTEMD_ANALYZE);
   const name = inv.name ?? '';
   if (name === 'service') return inv.args.length === 2 && inv.args[1]?.value === 'status' && inv.args[0]?.value !== undefined ? READS : OTHER;
   if (name === 'systemd-resolve') return byTable(inv.args, SYSTEMD_RESOLVE);
@@ -73,7 +87,6 @@ export function judgeSystemd(inv: Invocation): Judgement {
   return tool === undefined ? OTHER : judgeVerbs(inv.args, tool);
 }
 
-export const SYSTEMD_READERS = ['service', 'systemd-resolve', ...Object.keys(SYSTEMD)];
 
 // docker's global options. Left out: --config (its directory holds plugins and credential helpers that run).
 const DOCKER_GLOBAL: OptionTable = { short: 'H:c:l:Dv', long: 'host= context= log-level= debug tls tlsverify tlscacert= tlscert= tlskey= version help' };
@@ -206,4 +219,3 @@ export function judgeProxmox(inv: Invocation): Judgement {
   return judgeVerbs(inv.args, tool);
 }
 
-export const PROXMOX_READERS = Object.keys(PROXMOX);

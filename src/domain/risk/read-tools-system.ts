@@ -81,8 +81,8 @@ export const SYSTEM_TOOLS: Readonly<Record<string, OptionTable>> = {
   mpstat: { short: 'AHIP:no:TuV', long: 'dec=', everyOptionReads: true },
   // Left out: -s/--set (writes the limits in sensors.conf to the chips).
   sensors: { short: 'c:uAjfhv', long: `config-file= no-adapter fahrenheit bus-list ${HELP}` },
-  nice: { short: 'n:', long: `adjustment= ${HELP}`, numeric: true, operands: noOperands('is a command') },
-  env: { short: '0iu:v', long: `null ignore-environment unset= debug list-signal-handling ${HELP}`, operands: onlyAssignments },
+  nice: { short: 'n:', long: `adjustment= ${HELP}`, numeric: true, operands: noOperands('is a command'), stopAtOperand: true },
+  env: { short: '0iu:v', long: `null ignore-environment unset= debug list-signal-handling ${HELP}`, operands: onlyAssignments, stopAtOperand: true },
   journalctl: {
     // Left out: --vacuum-*, --rotate, --flush, --sync, --relinquish-var, --smart-relinquish-var, --setup-keys,
     // --update-catalog (they change the journal), --cursor-file (writes the cursor), --image (mounts an image).

@@ -32,7 +32,7 @@ function merge(a: OptionTable, b: OptionTable): OptionTable {
   };
 }
 
-const merged = new WeakMap<ReadVerb, OptionTable>();
+const merged = new WeakMap<VerbTool, Map<ReadVerb, OptionTable>>();
 
 /** Judges `tool [global options] verb [options] operands`. */
 export function judgeVerbs(args: readonly Word[], tool: VerbTool): Judgement {
@@ -45,8 +45,10 @@ export function judgeVerbs(args: readonly Word[], tool: VerbTool): Judgement {
   if (verb === undefined) return OTHER;
   let table = verb.table ?? EMPTY;
   if (tool.globalAnywhere === true) {
-    table = merged.get(verb) ?? merge(tool.global, table);
-    merged.set(verb, table);
+    const byVerb = merged.get(tool) ?? new Map<ReadVerb, OptionTable>();
+    merged.set(tool, byVerb);
+    table = byVerb.get(verb) ?? merge(tool.global, table);
+    byVerb.set(verb, table);
   }
   const reading = readArgs(rest, table);
   if (!reading.ok) return unlisted(reading.why);

@@ -69,11 +69,12 @@ export const FILE_TOOLS: Readonly<Record<string, OptionTable>> = {
   more: { short: 'dflcpsun:', long: `silent logical no-pause print-over clean-print squeeze plain lines= ${HELP}`, operands: noPagerCommands },
   stat: { short: 'Lfc:t', long: `dereference file-system cached= format= printf= terse ${HELP}`, everyOptionReads: true },
   file: {
-    // Left out: -C/--compile (writes a .mgc file), -p/--preserve-date (rewrites access times).
-    short: 'bcde:f:F:hikLlm:nN0PrsSzZv',
+    // Left out: -C/--compile (writes a .mgc file), -p/--preserve-date (rewrites access times), -z/-Z (may run
+    // external decompressors), -S/--no-sandbox.
+    short: 'bcde:f:F:hikLlm:nN0Prsv',
     long: `brief checking-printout debug exclude= exclude-quiet= files-from= separator= no-dereference mime keep-going
-      dereference list magic-file= no-buffer no-pad print0 parameter= raw special-files no-sandbox uncompress
-      uncompress-noreport mime-type mime-encoding apple extension ${HELP}`,
+      dereference list magic-file= no-buffer no-pad print0 parameter= raw special-files mime-type mime-encoding apple
+      extension ${HELP}`,
   },
   readlink: { short: 'femnqsvz', long: `canonicalize canonicalize-existing canonicalize-missing no-newline quiet silent verbose zero ${HELP}`, everyOptionReads: true },
   realpath: {

@@ -181,7 +181,7 @@ export const MUTATION_RULES: readonly Rule[] = [
 export const UNLISTED_RULE: Rule = {
   id: 'unlisted-option',
   class: 'config_mutation',
-  reason: 'uses an option or operand that is not on its read-only list',
+  reason: 'uses an option, operand or statement that is not on its read-only list',
   examples: [
     'git -c core.fsmonitor=/tmp/x status',
     'git log --output=/tmp/f',

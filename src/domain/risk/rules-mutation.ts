@@ -5,6 +5,8 @@ import { AWKS, awkWrites } from './awk.ts';
 import { isContainerTool } from './docker.ts';
 import { FIREWALL_TOOL } from './rules-firewall.ts';
 import type { Rule } from './rule.ts';
+import { unlistedPart } from './rules-read.ts';
+import { HARMLESS_SINKS } from './sinks.ts';
 import { sedWrites } from './sed.ts';
 
 /** Commands whose output options (or run-time-only arguments in their place) decide whether they write. */
@@ -13,7 +15,6 @@ const FLAG_SENSITIVE = [
   'exportfs', 'dd', 'top', 'ping', 'strace', 'ltrace', 'uniq', 'wipefs', 'sgdisk', 'fdisk', 'sfdisk', 'parted',
 ];
 
-const HARMLESS_SINKS = ['/dev/null', '/dev/stdout', '/dev/stderr', '-'];
 
 const CURL_VALUED = 'AbcCdDeEFHKmoPQrtTuUwxXyYz';
 const CURL_VALUED_LONG = [
@@ -173,8 +174,31 @@ export const MUTATION_RULES: readonly Rule[] = [
   },
 ];
 
+/**
+ * A command a read rule covers in a form that would read, but with an option or operand its table does not list:
+ * the option may write, run a program or read beyond what the command shows, so it is at least a mutation.
+ */
+export const UNLISTED_RULE: Rule = {
+  id: 'unlisted-option',
+  class: 'config_mutation',
+  reason: 'uses an option, operand or statement that is not on its read-only list',
+  examples: [
+    'git -c core.fsmonitor=/tmp/x status',
+    'git log --output=/tmp/f',
+    'sort --compress-program=sh data.txt',
+    'ss -K dst 10.0.0.1',
+    "sqlite3 app.db \"SELECT writefile('/tmp/x', 'y')\"",
+    'curl gopher://127.0.0.1:6379/_FLUSHALL',
+    'apt-get -s -o APT::Get::Simulate=false remove nginx',
+    "less '+!sh' /etc/hosts",
+  ],
+  match: (inv) => unlistedPart(inv) !== undefined,
+  detail: unlistedPart,
+};
+
 /** Rules for known mutating-but-reversible commands, checked after the read-only allowlist has had its say. */
 export const CHANGE_RULES: readonly Rule[] = [
+  UNLISTED_RULE,
   {
     id: 'service-change',
     class: 'config_mutation',

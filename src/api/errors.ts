@@ -66,7 +66,10 @@ export function toProblem(error: unknown): Problem {
       const path = v.instancePath.replace(/^\//, '').replaceAll('/', '.');
       return { field: path ? `${where}.${path}` : where, message: v.message ?? 'invalid' };
     });
-    return problem(400, 'validation_failed', errors.map((e) => `${e.field}: ${e.message}`).join('; '), { errors });
+    // A check that names its own refusal (command_too_long, control_character) answers under that code, with its figures.
+    const named = error.validation.map((v) => (v.params as { params?: { problem?: unknown } }).params).find((p) => typeof p?.problem === 'string');
+    const { problem: code = 'validation_failed', ...figures } = (named ?? {}) as { problem?: string };
+    return problem(400, code, errors.map((e) => `${e.field}: ${e.message}`).join('; '), { errors, ...figures });
   }
   if (error instanceof HttpProblem) return problem(error.status, error.code, error.message, error.extra);
   if (error instanceof RuleViolation) return problem(409, error.rule, error.message, { rule: error.rule });

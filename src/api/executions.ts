@@ -2,6 +2,7 @@
 // (approve runs the command exactly once), and assent windows. Only operators decide; the agent requests.
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { CommandText } from '../domain/command-text.ts';
 import { classify } from '../domain/risk/index.ts';
 import { Verdict } from '../domain/session/events.ts';
 import { ApprovalStatus, listApprovals, listSessionExecutions } from '../projections/executions.ts';
@@ -13,7 +14,6 @@ import { BODY, CALLER, LAG, WRITE, notFound } from './responses.ts';
 import { Approval, AsOf, Execution, ExecutionStatusReply, RunReply, Uuid, Written } from './views.ts';
 
 const Id = z.strictObject({ id: z.uuid({ error: 'the id must be a UUID' }) });
-const MAX_COMMAND = 100_000;
 
 const TAGS = ['executions'];
 const NO_APPROVAL = notFound('No such approval (approval_not_found)');
@@ -23,7 +23,7 @@ const CLASSIFY_SCHEMA = {
   summary: 'Classify a shell command',
   tags: TAGS,
   description: 'The verdict run would apply (risk class, rule, reason, the inner commands unwrapped); nothing runs.',
-  body: z.strictObject({ command: z.string().max(MAX_COMMAND) }),
+  body: z.strictObject({ command: CommandText }),
   response: { 200: Verdict, ...CALLER, ...BODY },
 };
 const EXECUTION_SCHEMA = {

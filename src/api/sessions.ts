@@ -3,6 +3,7 @@
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { deleteSession, executeSessionCommand, startSession } from '../commands/session.ts';
+import { CommandText, PathText } from '../domain/command-text.ts';
 import { classify } from '../domain/risk/index.ts';
 import { SessionCommand } from '../domain/session/commands.ts';
 import { Outcome, Verdict } from '../domain/session/events.ts';
@@ -97,9 +98,9 @@ const Slug = z.string().min(3).max(200).regex(/^[a-z]+:[A-Za-z0-9._-]+$/, 'must 
 /** The session's own commands plus the ones that run things (classified, approved and executed by the command layer). */
 const ApiCommand = z.discriminatedUnion('type', [
   ...SessionCommand.options,
-  z.strictObject({ type: z.literal('run'), target: Slug, command: z.string().min(1).max(100_000) }),
-  z.strictObject({ type: z.literal('classify_command'), command: z.string().max(100_000) }),
-  z.strictObject({ type: z.literal('inspect_path'), path: z.string().min(1).max(4_096).regex(/^[^\0]*$/, 'must not contain a NUL character'), targets: z.array(Slug).min(1).max(50) }),
+  z.strictObject({ type: z.literal('run'), target: Slug, command: CommandText.min(1) }),
+  z.strictObject({ type: z.literal('classify_command'), command: CommandText }),
+  z.strictObject({ type: z.literal('inspect_path'), path: PathText, targets: z.array(Slug).min(1).max(50) }),
 ]);
 
 const SESSION_READS = ['sessions', 'transcript', 'plans'] as const;

@@ -95,6 +95,10 @@ export function answerFrameworkError(error: FastifyError, _request: FastifyReque
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error, request, reply) => {
     const p = toProblem(error);
+    if (p.code === 'body_too_large') {
+      const limit = request.routeOptions.bodyLimit;
+      Object.assign(p, { detail: `the body is larger than ${limit} bytes, the most this server takes (NOMOS_BODY_LIMIT)`, max_bytes: limit });
+    }
     if (p.status >= 500) request.log.error({ err: error }, 'unhandled error');
     return reply.status(p.status).type('application/problem+json').send(p);
   });

@@ -127,7 +127,7 @@ describe.each(databases)('commands at every door ($name)', (database) => {
 
   it.each(toolCases)("the agent's %s refuses a %s argument as a tool error, running nothing", async (name, _what, args, message) => {
     // The services are never reached: a refused argument stops the call before its handler.
-    const refused = await callTool(name, JSON.stringify(args), { sessionId: session, ctx: { actor: { role: 'agent', id: 'test' }, client: null, correlationId: 'c' } }, undefined as never);
+    const refused = await callTool(name, JSON.stringify(args), { sessionId: session, ctx: { actor: { role: 'agent', id: 'test' }, correlationId: 'c' } }, undefined as never);
     expect(refused.result).toBeNull();
     expect(refused.error).toMatch(message);
   });

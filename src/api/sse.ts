@@ -1,6 +1,7 @@
 // Server-Sent Events for chat clients: the raw event stream on a hijacked reply, and a session's turn events
 // on it — replayed after a position, then followed live with the turn's token deltas — for any route to reuse.
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { HttpProblem } from './errors.ts';
 import { type ChatMessage, toChatMessage } from '../agent/chat-messages.ts';
 import type { TurnBus } from '../agent/turn-bus.ts';
 import type { EventStore } from '../ports/event-store.ts';
@@ -18,6 +19,43 @@ export interface Sse {
   close(): void;
   /** Resolves once the response is over, closed by either side. */
   readonly closed: Promise<void>;
+}
+
+/** NOMOS_MAX_STREAMS' default: a console holds two (the session's and /changes), a few tabs a dozen. */
+export const DEFAULT_MAX_STREAMS = 32;
+
+/** Per HTTP server: how many long-lived streams one principal may hold open, and how many each holds. */
+const streamCaps = new WeakMap<object, { readonly max: number; readonly open: Map<string, number> }>();
+
+/** Sets the cap of open streams per principal on the app's HTTP server (buildApp does). */
+export function capStreams(app: FastifyInstance, max: number): void {
+  streamCaps.set(app.server, { max, open: new Map() });
+}
+
+/**
+ * Counts one more open stream for the request's principal — its token's name, or with auth off its address —
+ * or refuses it (429 too_many_streams, naming the cap) when it already holds the cap. Call before the stream
+ * opens; call what it returns once the stream is over, to give the place back.
+ */
+export function claimStream(request: FastifyRequest): () => void {
+  const cap = streamCaps.get(request.server.server);
+  if (!cap) return () => undefined;
+  const who = request.server.nomos.tokens.length > 0 ? `token ${request.principal.name}` : `address ${request.ip}`;
+  const held = cap.open.get(who) ?? 0;
+  if (held >= cap.max) {
+    throw new HttpProblem(429, 'too_many_streams', `${who} already holds ${held} open event streams, the most one caller may (NOMOS_MAX_STREAMS=${cap.max}); close one first`, {
+      max_streams: cap.max,
+    });
+  }
+  cap.open.set(who, held + 1);
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    const now = (cap.open.get(who) ?? 1) - 1;
+    if (now <= 0) cap.open.delete(who);
+    else cap.open.set(who, now);
+  };
 }
 
 /** The streams open on each HTTP server, so that closing the server can end them (it would wait on them forever). */

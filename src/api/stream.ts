@@ -5,8 +5,8 @@ import { z } from 'zod';
 import type { TurnBus } from '../agent/turn-bus.ts';
 import { sessionStream } from '../domain/session/stream.ts';
 import { HttpProblem } from './errors.ts';
-import { CALLER, eventStream, notFound } from './responses.ts';
-import { closeSseStreams, openSse, streamPositionAfter, streamSession } from './sse.ts';
+import { CALLER, STREAMS, eventStream, notFound } from './responses.ts';
+import { claimStream, closeSseStreams, openSse, streamPositionAfter, streamSession } from './sse.ts';
 
 /** A global position as text: digits only, so `after=`, `-1`, `1e3` or `1.5` are refused rather than coerced. */
 const Position = z
@@ -27,7 +27,7 @@ const STREAM_SCHEMA = {
   description: 'Replayed after a position (Last-Event-ID, or ?after=N), then live; live from now by default. until=done ends it after the next turn is done.',
   params: StreamParams,
   querystring: StreamQuery,
-  response: { 200: eventStream('Turn events, each `data:` a JSON message with an `id:` to resume from'), ...CALLER, ...notFound('No such session (session_not_found)') },
+  response: { 200: eventStream('Turn events, each `data:` a JSON message with an `id:` to resume from'), ...CALLER, ...STREAMS, ...notFound('No such session (session_not_found)') },
 };
 
 /** The session stream's routes, following token deltas on `bus`. */
@@ -51,12 +51,16 @@ export function streamApi(bus: TurnBus): FastifyPluginCallbackZod {
       if (version === -1) throw new HttpProblem(404, 'session_not_found', `no session ${id}`);
       // A reconnecting EventSource repeats the URL it started with: the id it last saw wins over ?after.
       const resume = lastEventId ?? request.query.after;
-      const start = resume === undefined ? { after: 0, from: version + 1 } : { after: resume, from: await streamPositionAfter(store, stream, resume, version) };
-
-      await streamSession({ store, bus }, id, openSse(reply), { ...start, untilDone: request.query.until === 'done' }).catch((error: unknown) => {
-        // The response already is an event stream, ended now: the client resumes from the last id it saw.
-        request.log.error({ err: error }, 'session stream failed');
-      });
+      const release = claimStream(request);
+      try {
+        const start = resume === undefined ? { after: 0, from: version + 1 } : { after: resume, from: await streamPositionAfter(store, stream, resume, version) };
+        await streamSession({ store, bus }, id, openSse(reply), { ...start, untilDone: request.query.until === 'done' }).catch((error: unknown) => {
+          // The response already is an event stream, ended now: the client resumes from the last id it saw.
+          request.log.error({ err: error }, 'session stream failed');
+        });
+      } finally {
+        release();
+      }
     });
 
     done();

@@ -185,7 +185,7 @@ export const TOOLS: readonly Tool[] = [
   tool({
     name: 'update_entity_attributes',
     description: 'Record facts about an entity (merged; a null value removes a key).',
-    schema: z.strictObject({ slug: Slug, attributes: z.record(z.string(), z.unknown()) }),
+    schema: z.strictObject({ slug: Slug, attributes: z.record(z.string().max(200), z.unknown()).refine((a) => JSON.stringify(a).length <= 16_384, 'attributes must be at most 16 KiB as JSON') }),
     annotations: { ...RECORDS_AGAIN, destructiveHint: true },
     handle: (a, call, s) => s.knowledge.updateAttributes(a.slug, a.attributes, call.ctx),
   }),

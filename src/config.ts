@@ -13,6 +13,8 @@ const Env = z.object({
   /** How long a query with min_position waits for the projections before answering 503. */
   NOMOS_READ_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
   NOMOS_BODY_LIMIT: z.coerce.number().int().min(1024).default(1_048_576),
+  /** Event streams (a session's, /changes) one token, or with auth off one address, may hold open at once. */
+  NOMOS_MAX_STREAMS: z.coerce.number().int().min(1).max(100_000).default(32),
   /** role:name:token entries, comma-separated; unset means auth is off and the server stays on loopback. */
   NOMOS_TOKENS: z.string().optional(),
   /** Path of the SSH private key commands run with; unset: runs are refused as unreachable. */
@@ -51,6 +53,7 @@ export interface Config {
   readonly host: string;
   readonly readWaitMs: number;
   readonly bodyLimit: number;
+  readonly maxStreams: number;
   readonly tokens: readonly ApiToken[];
   readonly sshKeyPath: string | null;
   readonly execution: ExecutionSettings;
@@ -77,6 +80,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: e.HOST,
     readWaitMs: e.NOMOS_READ_WAIT_MS,
     bodyLimit: e.NOMOS_BODY_LIMIT,
+    maxStreams: e.NOMOS_MAX_STREAMS,
     tokens: parseTokens(e.NOMOS_TOKENS ?? ''),
     sshKeyPath: e.NOMOS_SSH_KEY ?? null,
     execution: {

@@ -4,6 +4,7 @@
 // MCP (src/mcp/) are offered these same definitions: one definition, two doors.
 import { z } from 'zod';
 import type { Queryable } from '../ports/db.ts';
+import { CommandText, PathText } from '../domain/command-text.ts';
 import { classify } from '../domain/risk/index.ts';
 import { EntityLifecycle, EntityType } from '../domain/entity/events.ts';
 import { Outcome } from '../domain/session/events.ts';
@@ -133,7 +134,7 @@ export const TOOLS: readonly Tool[] = [
   tool({
     name: 'run',
     description: 'Run a shell command on a target (host:NAME, lxc:NAME or vm:NAME). Read-only commands run at once; changes may wait for approval. Answers the output, or pending with an execution_id.',
-    schema: z.strictObject({ target: Slug, command: z.string().min(1).max(100_000) }),
+    schema: z.strictObject({ target: Slug, command: CommandText.min(1) }),
     // An answer of pending or approval_required is not the end: once the execution ends, the built-in agent's
     // reactor (src/agent/reactor.ts) starts a turn that carries on from there; an external agent polls instead.
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
@@ -142,7 +143,7 @@ export const TOOLS: readonly Tool[] = [
   tool({
     name: 'classify_command',
     description: 'The risk verdict run would apply to a command (reversible_low, config_mutation, destructive), without running it.',
-    schema: z.strictObject({ command: z.string().max(100_000) }),
+    schema: z.strictObject({ command: CommandText }),
     annotations: READS,
     handle: (a) => Promise.resolve(classify(a.command)),
   }),
@@ -156,7 +157,7 @@ export const TOOLS: readonly Tool[] = [
   tool({
     name: 'inspect_path',
     description: 'mount, df, ls -la and stat of one path on many targets at once, as one table.',
-    schema: z.strictObject({ path: z.string().min(1).max(4_096), targets: z.array(Slug).min(1).max(50) }),
+    schema: z.strictObject({ path: PathText, targets: z.array(Slug).min(1).max(50) }),
     annotations: { ...READS, idempotentHint: false, openWorldHint: true },
     handle: (a, call, s) => s.executions.inspectPath(sessionOf(call), a.path, a.targets, call.ctx),
   }),
@@ -184,7 +185,7 @@ export const TOOLS: readonly Tool[] = [
   tool({
     name: 'update_entity_attributes',
     description: 'Record facts about an entity (merged; a null value removes a key).',
-    schema: z.strictObject({ slug: Slug, attributes: z.record(z.string(), z.unknown()) }),
+    schema: z.strictObject({ slug: Slug, attributes: z.record(z.string().max(200), z.unknown()).refine((a) => JSON.stringify(a).length <= 16_384, 'attributes must be at most 16 KiB as JSON') }),
     annotations: { ...RECORDS_AGAIN, destructiveHint: true },
     handle: (a, call, s) => s.knowledge.updateAttributes(a.slug, a.attributes, call.ctx),
   }),

@@ -21,6 +21,7 @@ import { readYourWrites } from './read-your-writes.ts';
 import { executionsApi } from './executions.ts';
 import { operationsApi } from './operations.ts';
 import { sessionsApi } from './sessions.ts';
+import { DEFAULT_MAX_STREAMS, capStreams } from './sse.ts';
 import { streamApi } from './stream.ts';
 
 export interface AppOptions {
@@ -30,6 +31,8 @@ export interface AppOptions {
   readonly logger?: boolean;
   /** API tokens; none means auth is off. */
   readonly tokens?: readonly ApiToken[];
+  /** How many event streams (GET /sessions/:id/stream, /changes) one principal may hold open (NOMOS_MAX_STREAMS). */
+  readonly maxStreamsPerPrincipal?: number;
   /** Where the built web console is (default: web/dist beside the sources). */
   readonly consoleRoot?: string;
 }
@@ -51,6 +54,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializeAsJson);
   registerErrorHandling(app);
+  capStreams(app, options.maxStreamsPerPrincipal ?? DEFAULT_MAX_STREAMS);
   registerJsonBody(app);
   drainOnClose(app);
   await app.register(nomosContext, { runtime: options.runtime, readWaitMs: options.readWaitMs ?? 5_000, tokens: options.tokens ?? [] });

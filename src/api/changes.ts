@@ -4,8 +4,8 @@
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { hasReached, livePosition } from '../projections/projector.ts';
-import { CALLER, eventStream } from './responses.ts';
-import { openSse } from './sse.ts';
+import { CALLER, STREAMS, eventStream } from './responses.ts';
+import { claimStream, openSse } from './sse.ts';
 
 /** A burst of appends is one message: the console re-reads once, not once per event. */
 const CHANGES_EVERY_MS = 250;
@@ -17,7 +17,7 @@ const CHANGES_SCHEMA = {
   tags: ['operations'],
   description: 'A message each time the read models move past an append on any server: re-read what you show.',
   querystring: z.strictObject({}),
-  response: { 200: eventStream('`data: {"position": N}` with `id: N`'), ...CALLER },
+  response: { 200: eventStream('`data: {"position": N}` with `id: N`'), ...CALLER, ...STREAMS },
 };
 
 export const changesApi: FastifyPluginCallbackZod = (app, _options, done) => {
@@ -25,8 +25,10 @@ export const changesApi: FastifyPluginCallbackZod = (app, _options, done) => {
   const deps = { store: runtime.store, db: runtime.db };
 
   // Any role may follow it: it says only how far the log has come. No HEAD twin: it would hold a socket open.
-  app.get('/changes', { exposeHeadRoute: false, schema: CHANGES_SCHEMA }, async (_request, reply) => {
+  app.get('/changes', { exposeHeadRoute: false, schema: CHANGES_SCHEMA }, async (request, reply) => {
+    const release = claimStream(request);
     const sse = openSse(reply);
+    void sse.closed.then(release);
     let gone = false;
     let sent = -1;
     let timer: NodeJS.Timeout | null = null;

@@ -44,6 +44,7 @@ const TITLES: Record<number, string> = {
   409: 'Conflict',
   413: 'Payload Too Large',
   415: 'Unsupported Media Type',
+  429: 'Too Many Requests',
   500: 'Internal Server Error',
   503: 'Service Unavailable',
 };
@@ -66,7 +67,10 @@ export function toProblem(error: unknown): Problem {
       const path = v.instancePath.replace(/^\//, '').replaceAll('/', '.');
       return { field: path ? `${where}.${path}` : where, message: v.message ?? 'invalid' };
     });
-    return problem(400, 'validation_failed', errors.map((e) => `${e.field}: ${e.message}`).join('; '), { errors });
+    // A check that names its own refusal (command_too_long, control_character) answers under that code, with its figures.
+    const named = error.validation.map((v) => (v.params as { params?: { problem?: unknown } }).params).find((p) => typeof p?.problem === 'string');
+    const { problem: code = 'validation_failed', ...figures } = (named ?? {}) as { problem?: string };
+    return problem(400, code, errors.map((e) => `${e.field}: ${e.message}`).join('; '), { errors, ...figures });
   }
   if (error instanceof HttpProblem) return problem(error.status, error.code, error.message, error.extra);
   if (error instanceof RuleViolation) return problem(409, error.rule, error.message, { rule: error.rule });
@@ -92,6 +96,10 @@ export function answerFrameworkError(error: FastifyError, _request: FastifyReque
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error, request, reply) => {
     const p = toProblem(error);
+    if (p.code === 'body_too_large') {
+      const limit = request.routeOptions.bodyLimit;
+      Object.assign(p, { detail: `the body is larger than ${limit} bytes, the most this server takes (NOMOS_BODY_LIMIT)`, max_bytes: limit });
+    }
     if (p.status >= 500) request.log.error({ err: error }, 'unhandled error');
     return reply.status(p.status).type('application/problem+json').send(p);
   });

@@ -2,18 +2,19 @@
 // (approve runs the command exactly once), and assent windows. Only operators decide; the agent requests.
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { CommandText } from '../domain/command-text.ts';
 import { classify } from '../domain/risk/index.ts';
 import { Verdict } from '../domain/session/events.ts';
-import { ApprovalStatus, listApprovals, listSessionExecutions } from '../projections/executions.ts';
+import { ApprovalStatus, listApprovals, pageSessionExecutions } from '../projections/executions.ts';
 import { getSession } from '../projections/sessions.ts';
 import { commandContext } from './context.ts';
 import { HttpProblem } from './errors.ts';
 import { MinPosition, asOfPosition, awaitPosition, stamp } from './freshness.ts';
+import { PAGE_DEFAULT, PAGE_MAX, PageQuery, linkNext } from './pages.ts';
 import { BODY, CALLER, LAG, WRITE, notFound } from './responses.ts';
 import { Approval, AsOf, Execution, ExecutionStatusReply, RunReply, Uuid, Written } from './views.ts';
 
 const Id = z.strictObject({ id: z.uuid({ error: 'the id must be a UUID' }) });
-const MAX_COMMAND = 100_000;
 
 const TAGS = ['executions'];
 const NO_APPROVAL = notFound('No such approval (approval_not_found)');
@@ -23,7 +24,7 @@ const CLASSIFY_SCHEMA = {
   summary: 'Classify a shell command',
   tags: TAGS,
   description: 'The verdict run would apply (risk class, rule, reason, the inner commands unwrapped); nothing runs.',
-  body: z.strictObject({ command: z.string().max(MAX_COMMAND) }),
+  body: z.strictObject({ command: CommandText }),
   response: { 200: Verdict, ...CALLER, ...BODY },
 };
 const EXECUTION_SCHEMA = {
@@ -44,8 +45,14 @@ const SESSION_EXECUTIONS_SCHEMA = {
   summary: "A session's executions",
   tags: TAGS,
   params: Id,
-  querystring: z.strictObject({ min_position: MinPosition }),
-  response: { 200: z.object({ session_id: Uuid, executions: z.array(Execution), ...AsOf }), ...CALLER, ...NO_SESSION, ...LAG },
+  description: `In the order they were requested, in keyset pages of \`limit\` (default ${PAGE_DEFAULT}, at most ${PAGE_MAX}): unless it is the last page, the answer carries next_cursor and \`Link: <next page>; rel="next"\`.`,
+  querystring: z.strictObject({ min_position: MinPosition, ...PageQuery }),
+  response: {
+    200: z.object({ session_id: Uuid, executions: z.array(Execution), next_cursor: z.string().nullable().describe('the next page (null on the last)'), ...AsOf }),
+    ...CALLER,
+    ...NO_SESSION,
+    ...LAG,
+  },
 };
 const APPROVE_SCHEMA = {
   summary: 'Approve a command, which then runs once',
@@ -99,8 +106,11 @@ export const executionsApi: FastifyPluginCallbackZod = (app, _options, done) => 
     await awaitPosition(runtime, ['executions', 'sessions'], request.query.min_position, readWaitMs);
     const asOf = await asOfPosition(runtime, ['executions', 'sessions']);
     if (!(await getSession(runtime.db, request.params.id))) throw new HttpProblem(404, 'session_not_found', `no session ${request.params.id}`);
+    const { limit, cursor } = request.query;
+    const page = await pageSessionExecutions(runtime.db, request.params.id, { after: cursor ?? -1, limit });
     stamp(reply, asOf);
-    return { session_id: request.params.id, executions: await listSessionExecutions(runtime.db, request.params.id), as_of_position: asOf };
+    const next = linkNext(reply, `/sessions/${request.params.id}/executions`, limit, page.next);
+    return { session_id: request.params.id, executions: page.executions, next_cursor: next, as_of_position: asOf };
   });
 
   app.post('/approvals/:id/approve', { schema: APPROVE_SCHEMA }, async (request) =>

@@ -1,6 +1,8 @@
 // The JSON body parser of every route: Fastify's own (prototype poisoning refused), then one look over the
 // parsed value, before any schema sees it, for what no route can take: text that PostgreSQL's jsonb refuses
-// (a lone UTF-16 surrogate, "\ud800" in JSON) and nesting deep enough to overflow a validator's stack.
+// (a lone UTF-16 surrogate, "\ud800" in JSON) and nesting deep enough to overflow a validator's stack. A body
+// over the limit is read off the socket (a bounded amount) before the 413 goes out, so the client can read it.
+import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { HttpProblem } from './errors.ts';
 
@@ -65,8 +67,50 @@ function surrogate(field: string, what: string): HttpProblem {
   return new HttpProblem(400, 'invalid_text', `${field}: ${message}`, { errors: [{ field, message }] });
 }
 
+/**
+ * How much of a refused body is read and dropped before the 413 is sent, and for how long at most. A client
+ * still writing its body when the server answers and closes gets EPIPE or a reset instead of the answer (Node's
+ * fetch rejects with "fetch failed"); past these bounds it does, rather than have one request hold a socket
+ * for as long as it likes to send.
+ */
+export const DRAIN_MAX_BYTES = 32 * 1024 * 1024;
+export const DRAIN_MAX_MS = 10_000;
+
+/** Reads and drops what is left of a request body, up to the bounds; resolves at its end or at a bound. */
+function drain(raw: IncomingMessage, bounds: { maxBytes: number; maxMs: number }): Promise<void> {
+  if (raw.complete || raw.readableEnded || raw.destroyed) return Promise.resolve();
+  // Announced larger than the bound: the client cannot be answered cleanly, so it is not waited on.
+  if (Number(raw.headers['content-length']) > bounds.maxBytes) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    let read = 0;
+    const stop = () => {
+      clearTimeout(timer);
+      raw.off('data', count);
+      raw.off('end', stop);
+      raw.off('close', stop);
+      raw.off('error', stop);
+      resolve();
+    };
+    const count = (chunk: Buffer) => {
+      read += chunk.length;
+      if (read > bounds.maxBytes) stop();
+    };
+    const timer = setTimeout(stop, bounds.maxMs);
+    raw.on('data', count);
+    raw.once('end', stop);
+    raw.once('close', stop);
+    raw.once('error', stop);
+    raw.resume();
+  });
+}
+
 /** Replaces Fastify's application/json parser with the same parser followed by unacceptableJson. */
-export function registerJsonBody(app: FastifyInstance): void {
+export function registerJsonBody(app: FastifyInstance, bounds = { maxBytes: DRAIN_MAX_BYTES, maxMs: DRAIN_MAX_MS }): void {
+  // Fastify answers 413 (with Connection: close) as soon as it knows, which may be before the body has arrived.
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (reply.statusCode === 413) await drain(request.raw, bounds);
+    return payload;
+  });
   const parse = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, text, done) => {

@@ -37,6 +37,11 @@ export const BODY = {
   415: problem('The body is of a media type the server does not read: send application/json (unsupported_media_type)'),
 } as const;
 
+/** A long-lived event stream: one caller holds only so many open. */
+export const STREAMS = {
+  429: problem('The caller already holds NOMOS_MAX_STREAMS open event streams (too_many_streams, with max_streams): close one first'),
+} as const;
+
 /** A read that takes min_position. */
 export const LAG = {
   503: problem('The read model did not reach min_position in time (projection_lag, with the lag); retry shortly'),

@@ -3,6 +3,7 @@
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { deleteSession, executeSessionCommand, startSession } from '../commands/session.ts';
+import { CommandText, PathText } from '../domain/command-text.ts';
 import { classify } from '../domain/risk/index.ts';
 import { SessionCommand } from '../domain/session/commands.ts';
 import { Outcome, Verdict } from '../domain/session/events.ts';
@@ -13,6 +14,7 @@ import { getMessages, getToolCalls } from '../projections/transcript.ts';
 import { commandContext } from './context.ts';
 import { HttpProblem } from './errors.ts';
 import { MinPosition, asOfPosition, awaitPosition, stamp } from './freshness.ts';
+import { PAGE_DEFAULT, PAGE_MAX, PageQuery, linkNext } from './pages.ts';
 import { BODY, CALLER, LAG, ROLE, WRITE, notFound } from './responses.ts';
 import { parseSince } from './since.ts';
 import { CommandReply, InspectReply, Plan, RunReply, SessionDetail, SessionEvents, SessionPage, ToolCalls } from './views.ts';
@@ -97,9 +99,9 @@ const Slug = z.string().min(3).max(200).regex(/^[a-z]+:[A-Za-z0-9._-]+$/, 'must 
 /** The session's own commands plus the ones that run things (classified, approved and executed by the command layer). */
 const ApiCommand = z.discriminatedUnion('type', [
   ...SessionCommand.options,
-  z.strictObject({ type: z.literal('run'), target: Slug, command: z.string().min(1).max(100_000) }),
-  z.strictObject({ type: z.literal('classify_command'), command: z.string().max(100_000) }),
-  z.strictObject({ type: z.literal('inspect_path'), path: z.string().min(1).max(4_096).regex(/^[^\0]*$/, 'must not contain a NUL character'), targets: z.array(Slug).min(1).max(50) }),
+  z.strictObject({ type: z.literal('run'), target: Slug, command: CommandText.min(1) }),
+  z.strictObject({ type: z.literal('classify_command'), command: CommandText }),
+  z.strictObject({ type: z.literal('inspect_path'), path: PathText, targets: z.array(Slug).min(1).max(50) }),
 ]);
 
 const SESSION_READS = ['sessions', 'transcript', 'plans'] as const;
@@ -129,7 +131,25 @@ const readSchema = <T extends z.ZodType>(summary: string, answer: T) => ({
   response: { 200: answer, ...CALLER, ...NO_SESSION, ...LAG },
 });
 
-const EVENTS_SCHEMA = { summary: "A session's raw events", tags: TAGS, params: SessionParams, querystring: z.strictObject({}), response: { 200: SessionEvents, ...CALLER, ...NO_SESSION } };
+const PAGES = `in keyset pages of \`limit\` (default ${PAGE_DEFAULT}, at most ${PAGE_MAX}): unless it is the last page, the answer carries \`Link: <next page>; rel="next"\``;
+
+const EVENTS_SCHEMA = {
+  summary: "A session's raw events",
+  tags: TAGS,
+  description: `In stream order, ${PAGES} and next_cursor.`,
+  params: SessionParams,
+  querystring: z.strictObject(PageQuery),
+  response: { 200: SessionEvents, ...CALLER, ...NO_SESSION },
+};
+
+const TOOL_CALLS_SCHEMA = {
+  summary: "A session's tool calls, in order",
+  tags: TAGS,
+  description: `A bare array in seq order, ${PAGES}.`,
+  params: SessionParams,
+  querystring: z.strictObject({ min_position: MinPosition, ...PageQuery }),
+  response: { 200: ToolCalls, ...CALLER, ...NO_SESSION, ...LAG },
+};
 
 const DELETE_SCHEMA = {
   summary: 'Delete a session',
@@ -200,14 +220,19 @@ export const sessionsApi: FastifyPluginCallbackZod = (app, _options, done) => {
     return { session_id: id, session, messages, as_of_position: asOf };
   });
 
-  app.get('/sessions/:id/tool_calls', { schema: readSchema("A session's tool calls, in order", ToolCalls) }, async (request, reply) => {
+  app.get('/sessions/:id/tool_calls', { schema: TOOL_CALLS_SCHEMA }, async (request, reply) => {
     const { id } = request.params;
     await awaitPosition(runtime, ['sessions', 'transcript'], request.query.min_position, readWaitMs);
     const asOf = await asOfPosition(runtime, ['sessions', 'transcript']);
     if (!(await getSession(runtime.db, id))) throw new HttpProblem(404, 'session_not_found', `no session ${id}`);
     stamp(reply, asOf);
-    // A bare array, as audit scripts expect; freshness travels in the X-Nomos-As-Of-Position header.
-    return getToolCalls(runtime.db, id);
+    // A bare array, as audit scripts expect; freshness and the next page travel in headers.
+    const { limit, cursor } = request.query;
+    const calls = await getToolCalls(runtime.db, id, { after: cursor ?? 0, limit: limit + 1 });
+    const more = calls.length > limit;
+    if (more) calls.length = limit;
+    linkNext(reply, `/sessions/${id}/tool_calls`, limit, more ? calls.at(-1)!.seq : null);
+    return calls;
   });
 
   app.get('/sessions/:id/plan', { schema: readSchema("A session's plan steps and goals", Plan) }, async (request, reply) => {
@@ -220,13 +245,18 @@ export const sessionsApi: FastifyPluginCallbackZod = (app, _options, done) => {
   });
 
   // The raw history, straight from the event store: it outlives a deletion, which is itself an event here.
-  app.get('/sessions/:id/events', { schema: EVENTS_SCHEMA }, async (request) => {
+  app.get('/sessions/:id/events', { schema: EVENTS_SCHEMA }, async (request, reply) => {
     const { id } = request.params;
-    const { version, events } = await runtime.store.readStream(sessionStream(id));
+    const { limit, cursor } = request.query;
+    // A page, read as a page: the server never holds more of the session than one.
+    const { version, events } = await runtime.store.readStream(sessionStream(id), { from: cursor ?? 0, max: limit });
     if (version === -1) throw new HttpProblem(404, 'session_not_found', `no session ${id}`);
+    const last = events.at(-1)?.streamPosition;
+    const next = linkNext(reply, `/sessions/${id}/events`, limit, last !== undefined && last < version && events.length === limit ? last + 1 : null);
     return {
       session_id: id,
       version,
+      next_cursor: next,
       events: events.map((e) => ({
         event_id: e.eventId,
         type: e.type,

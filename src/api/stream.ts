@@ -5,8 +5,8 @@ import { z } from 'zod';
 import type { TurnBus } from '../agent/turn-bus.ts';
 import { sessionStream } from '../domain/session/stream.ts';
 import { HttpProblem } from './errors.ts';
-import { CALLER, eventStream, notFound } from './responses.ts';
-import { closeSseStreams, openSse, streamSession } from './sse.ts';
+import { CALLER, STREAMS, eventStream, notFound } from './responses.ts';
+import { claimStream, closeSseStreams, openSse, streamPositionAfter, streamSession } from './sse.ts';
 
 /** A global position as text: digits only, so `after=`, `-1`, `1e3` or `1.5` are refused rather than coerced. */
 const Position = z
@@ -27,7 +27,7 @@ const STREAM_SCHEMA = {
   description: 'Replayed after a position (Last-Event-ID, or ?after=N), then live; live from now by default. until=done ends it after the next turn is done.',
   params: StreamParams,
   querystring: StreamQuery,
-  response: { 200: eventStream('Turn events, each `data:` a JSON message with an `id:` to resume from'), ...CALLER, ...notFound('No such session (session_not_found)') },
+  response: { 200: eventStream('Turn events, each `data:` a JSON message with an `id:` to resume from'), ...CALLER, ...STREAMS, ...notFound('No such session (session_not_found)') },
 };
 
 /** The session stream's routes, following token deltas on `bus`. */
@@ -45,15 +45,22 @@ export function streamApi(bus: TurnBus): FastifyPluginCallbackZod {
     app.get('/sessions/:id/stream', { exposeHeadRoute: false, schema: STREAM_SCHEMA }, async (request, reply) => {
       const { id } = request.params;
       const lastEventId = resumePoint(request.headers['last-event-id']);
-      const { version, events } = await store.readStream(sessionStream(id));
+      const stream = sessionStream(id);
+      // The version alone: no event is read to learn where the client starts.
+      const { version } = await store.readStream(stream, { from: 0, max: 0 });
       if (version === -1) throw new HttpProblem(404, 'session_not_found', `no session ${id}`);
       // A reconnecting EventSource repeats the URL it started with: the id it last saw wins over ?after.
-      const after = lastEventId ?? request.query.after ?? events.at(-1)?.position ?? 0;
-
-      await streamSession({ store, bus }, id, openSse(reply), { after, untilDone: request.query.until === 'done' }).catch((error: unknown) => {
-        // The response already is an event stream, ended now: the client resumes from the last id it saw.
-        request.log.error({ err: error }, 'session stream failed');
-      });
+      const resume = lastEventId ?? request.query.after;
+      const release = claimStream(request);
+      try {
+        const start = resume === undefined ? { after: 0, from: version + 1 } : { after: resume, from: await streamPositionAfter(store, stream, resume, version) };
+        await streamSession({ store, bus }, id, openSse(reply), { ...start, untilDone: request.query.until === 'done' }).catch((error: unknown) => {
+          // The response already is an event stream, ended now: the client resumes from the last id it saw.
+          request.log.error({ err: error }, 'session stream failed');
+        });
+      } finally {
+        release();
+      }
     });
 
     done();

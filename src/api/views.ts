@@ -125,6 +125,7 @@ export const Plan = z.object({
 export const SessionEvents = z.object({
   session_id: Uuid,
   version: z.number().int().describe("the stream's version: its last event's stream_position"),
+  next_cursor: z.string().nullable().describe('the next page (null on the last)'),
   events: z.array(
     z.object({
       event_id: z.string(),

@@ -15,7 +15,7 @@ const STILL_RUNNING = new Set(['requested', 'approved', 'running', 'hung', 'pend
 /** A stream that ends without its `done` (a server restarting) is opened again this many times. */
 const RESUME_ATTEMPTS = 3;
 
-const Events = z.object({ events: z.array(z.object({ type: z.string(), position: z.number() })) });
+const Events = z.object({ events: z.array(z.object({ type: z.string(), position: z.number() })), next_cursor: z.string().nullable().optional() });
 
 /**
  * Polls an execution until it has ended and returns how it ended; null when `signal` stops the wait first.
@@ -112,8 +112,14 @@ export async function followSession(client: ServerClient, sessionId: string, pri
 
 async function turnStartedAfter(client: ServerClient, sessionId: string, position: number): Promise<boolean> {
   try {
-    const { events } = await client.request('GET', `/sessions/${sessionId}/events`, { schema: Events, what: `the events of session ${sessionId}` });
-    return events.some((e) => e.type === 'TurnStarted' && e.position > position);
+    // Page by page (the server answers a long session in pages), until the turn is found or the pages end.
+    for (let cursor: string | null | undefined = null; ; ) {
+      const path: string = `/sessions/${sessionId}/events${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ''}`;
+      const page: z.infer<typeof Events> = await client.request('GET', path, { schema: Events, what: `the events of session ${sessionId}` });
+      if (page.events.some((e) => e.type === 'TurnStarted' && e.position > position)) return true;
+      cursor = page.next_cursor;
+      if (!cursor) return false;
+    }
   } catch {
     return false; // the server cannot tell: the bounded wait is up all the same
   }

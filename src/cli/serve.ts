@@ -23,7 +23,7 @@ export async function serve(config: Config): Promise<void> {
   const [{ openRuntime }, { buildApp }] = await Promise.all([import('../runtime.ts'), import('../api/app.ts')]);
   const db = await opening;
   const runtime = await openRuntime(config, { db });
-  const app = await buildApp({ runtime, readWaitMs: config.readWaitMs, bodyLimit: config.bodyLimit, logger: true, tokens: config.tokens });
+  const app = await buildApp({ runtime, readWaitMs: config.readWaitMs, bodyLimit: config.bodyLimit, maxStreamsPerPrincipal: config.maxStreams, logger: true, tokens: config.tokens });
   // In the order they depend on each other: no request may reach a closed runtime, nor the runtime a released directory.
   const steps: CloseStep[] = [
     { name: 'the HTTP server (requests in flight, event streams)', close: () => app.close() },

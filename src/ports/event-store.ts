@@ -106,10 +106,20 @@ export interface GuessedPage {
   readonly expect: Statement;
 }
 
+/** A part of a stream: up to `max` events from stream position `from` (inclusive). */
+export interface StreamRange {
+  readonly from: number;
+  readonly max: number;
+}
+
 export interface EventStore {
   append(streamName: string, events: readonly NewEvent[], options: { expectedVersion: ExpectedVersion }): Promise<AppendResult>;
-  /** All events of one stream in order; version is -1 for a stream that does not exist. */
-  readStream(streamName: string): Promise<{ version: number; events: StoredEvent[] }>;
+  /**
+   * The events of one stream in order, all of them, or with a range at most `max` from stream position `from`
+   * (a read whose size is bounded however long the stream is); version is the stream's current version (-1 for
+   * a stream that does not exist), whatever part of it was read.
+   */
+  readStream(streamName: string, range?: StreamRange): Promise<{ version: number; events: StoredEvent[] }>;
   /** Up to `limit` events after `after`, in the order a subscriber must apply them. */
   readAll(options: { after: Checkpoint; limit: number }): Promise<ReadAllResult>;
   /** readAll's page (the same events, the same `pending`) as projections read it. */
@@ -118,6 +128,12 @@ export interface EventStore {
   subscribe(options: { after: Checkpoint; batchSize?: number }): Observable<StoredEvent>;
   /** Fires (at least) once after any append commits; lets a puller sleep until there is something to read. */
   changes(): Observable<void>;
+  /**
+   * Fires (at least) once after an append to `streamName` commits, on this server or another sharing the store;
+   * rarely for nothing (when a notification cannot say which streams changed). A reader of one stream sleeps
+   * through appends to every other.
+   */
+  streamChanges(streamName: string): Observable<void>;
   /** The checkpoint of the event at `position`, or null when there is none. */
   checkpointOf(position: number): Promise<Checkpoint | null>;
   /** Checkpoint of the last event in the log (START when empty): how far a reader could get right now. */

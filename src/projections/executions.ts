@@ -304,6 +304,21 @@ export async function listSessionExecutions(db: Queryable, sessionId: string): P
   return rows.map(toExecution);
 }
 
+/**
+ * A page of the session's executions in the order they were requested, after the one requested at event
+ * position `after` (-1: from the first); `next` is the key to pass as `after` for the page that follows, null
+ * on the last page.
+ */
+export async function pageSessionExecutions(db: Queryable, sessionId: string, page: { after: number; limit: number }): Promise<{ executions: ExecutionView[]; next: number | null }> {
+  const { rows } = await db.query<{ page_key: string | number }>(
+    `SELECT ${EXECUTION_COLUMNS}, event_position AS page_key FROM executions WHERE session_id = $1 AND event_position > $2 ORDER BY event_position LIMIT $3`,
+    [sessionId, page.after, page.limit + 1],
+  );
+  const more = rows.length > page.limit;
+  const kept = more ? rows.slice(0, page.limit) : rows;
+  return { executions: kept.map(toExecution), next: more ? Number(kept.at(-1)!.page_key) : null };
+}
+
 export const ApprovalStatus = z.enum(['pending', 'granted', 'denied', 'expired', 'cancelled']);
 
 const ApprovalRow = z.object({

@@ -32,6 +32,7 @@ export function sharedReads(store: EventStore): EventStore {
     readAllProjected,
     subscribe: (...args) => store.subscribe(...args),
     changes: () => store.changes(),
+    streamChanges: (streamName) => store.streamChanges(streamName),
     checkpointOf: (...args) => store.checkpointOf(...args),
     head: () => store.head(),
     // A log read inside a projection's transaction is that transaction's own: not shared.

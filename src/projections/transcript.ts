@@ -402,13 +402,13 @@ const ToolCallRow = z.object({
   client: Client.nullable(),
 });
 
-/** The session's tool calls flat, in seq order, without the message shell. */
-export async function getToolCalls(db: Queryable, sessionId: string): Promise<ToolCallView[]> {
+/** The session's tool calls flat, in seq order, without the message shell: all, or a page after seq `after`. */
+export async function getToolCalls(db: Queryable, sessionId: string, page: { after: number; limit: number } = { after: 0, limit: 2 ** 31 - 1 }): Promise<ToolCallView[]> {
   const { rows } = await db.query(
     `SELECT id, name, args, result, error, status, message_id, seq, requested_at, completed_at,
        round(extract(epoch FROM completed_at - requested_at) * 1000)::bigint AS duration_ms, actor, client
-     FROM tool_calls WHERE session_id = $1 ORDER BY seq`,
-    [sessionId],
+     FROM tool_calls WHERE session_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
+    [sessionId, page.after, page.limit],
   );
   return rows.map((raw) => {
     const row = ToolCallRow.parse(raw);

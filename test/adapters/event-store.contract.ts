@@ -304,6 +304,49 @@ export function eventStoreContract(name: string, open: () => Promise<OpenedEvent
       expect(first.received).toHaveLength(6);
     });
 
+    it('readStream reads a range: at most max events from a stream position, with the stream\'s current version', async () => {
+      const stream = newStream();
+      await store().append(stream, Array.from({ length: 7 }, (_, i) => event(`E${i}`)), { expectedVersion: 'no_stream' });
+      const whole = await store().readStream(stream);
+      const middle = await store().readStream(stream, { from: 2, max: 3 });
+      expect(middle.version).toBe(6);
+      expect(middle.events).toEqual(whole.events.slice(2, 5));
+      expect((await store().readStream(stream, { from: 5, max: 10 })).events.map((e) => e.type)).toEqual(['E5', 'E6']);
+      expect(await store().readStream(stream, { from: 7, max: 10 })).toEqual({ version: 6, events: [] });
+      expect(await store().readStream(stream, { from: 0, max: 0 })).toEqual({ version: 6, events: [] });
+      expect(await store().readStream(newStream(), { from: 0, max: 5 })).toEqual({ version: -1, events: [] });
+    });
+
+    it('streamChanges(name) fires after an append to that stream, not after appends to others', async () => {
+      const mine = newStream();
+      const other = newStream();
+      let fired = 0;
+      const subscription = store()
+        .streamChanges(mine)
+        .subscribe(() => fired++);
+      try {
+        let lastAppend = 0;
+        await waitFor(async () => {
+          if (fired > 0) return true;
+          if (Date.now() - lastAppend > 250) {
+            lastAppend = Date.now();
+            await store().append(mine, [event('Ping')], { expectedVersion: 'any' });
+          }
+          return false;
+        }, 'the first change');
+        // Let any echo of those appends arrive before counting.
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        const before = fired;
+        for (let i = 0; i < 10; i++) await store().append(other, [event('Elsewhere')], { expectedVersion: 'any' });
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        expect(fired).toBe(before);
+        await store().append(mine, [event('Ping')], { expectedVersion: 'any' });
+        await waitFor(() => fired > before, 'a change after an append to the stream');
+      } finally {
+        subscription.unsubscribe();
+      }
+    });
+
     it('changes() fires after an append', async () => {
       const stream = newStream();
       let fired = 0;

@@ -139,6 +139,7 @@ function interposed(store: EventStore, afterRead: () => Promise<void>): EventSto
     },
     subscribe: (...args) => store.subscribe(...args),
     changes: () => store.changes(),
+    streamChanges: (name) => store.streamChanges(name),
     checkpointOf: (position) => store.checkpointOf(position),
     head: () => store.head(),
     close: () => store.close(),

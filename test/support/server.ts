@@ -22,6 +22,7 @@ export async function startTestServer(
   options: {
     readWaitMs?: number;
     bodyLimit?: number;
+    maxStreamsPerPrincipal?: number;
     tokens?: readonly ApiToken[];
     executor?: Executor;
     execution?: Partial<ExecutionSettings>;
@@ -38,7 +39,7 @@ export async function startTestServer(
   runtime.startReactor({ pollMs: 200 });
   // NOMOS_TEST_CONSOLE_DIR: a console built elsewhere (a build of one's own while another runs in web/dist).
   const consoleRoot = process.env.NOMOS_TEST_CONSOLE_DIR;
-  const app = await buildApp({ runtime, readWaitMs: options.readWaitMs ?? 5_000, bodyLimit: options.bodyLimit ?? 1_048_576, tokens: options.tokens ?? [], ...(consoleRoot && { consoleRoot }) });
+  const app = await buildApp({ runtime, readWaitMs: options.readWaitMs ?? 5_000, bodyLimit: options.bodyLimit ?? 1_048_576, tokens: options.tokens ?? [], ...(options.maxStreamsPerPrincipal !== undefined && { maxStreamsPerPrincipal: options.maxStreamsPerPrincipal }), ...(consoleRoot && { consoleRoot }) });
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   return {
     url,

@@ -17,7 +17,7 @@ import {
   streamNameFilter,
   WrongExpectedVersionError,
 } from '@eventstore/db-client';
-import { Observable, share } from 'rxjs';
+import { Observable, filter, map, share } from 'rxjs';
 import {
   type AppendResult,
   type Checkpoint,
@@ -31,6 +31,7 @@ import {
   type ReadAllResult,
   START,
   type StoredEvent,
+  type StreamRange,
 } from '../../ports/event-store.ts';
 
 /** The streams this system writes; $all also holds EventStoreDB's own streams, which readers must not see. */
@@ -77,14 +78,15 @@ function toStored(event: RecordedEvent): StoredEvent {
 
 export class EsdbEventStore implements EventStore {
   private readonly client: EventStoreDBClient;
-  private readonly changes$: Observable<void>;
+  /** The name of each stream appended to, live. */
+  private readonly changes$: Observable<string>;
 
   constructor(connectionString: string) {
     this.client = EventStoreDBClient.connectionString(connectionString);
     // One live subscription at the end of $all, shared by everyone waiting for a change.
-    this.changes$ = new Observable<void>((subscriber) => {
+    this.changes$ = new Observable<string>((subscriber) => {
       const live = this.client.subscribeToAll({ fromPosition: END, filter: streamNameFilter({ prefixes: [...STREAM_PREFIXES] }) });
-      live.on('data', () => subscriber.next());
+      live.on('data', ({ event }: AllStreamResolvedEvent) => subscriber.next(event?.streamId ?? ''));
       live.on('error', (error) => subscriber.error(error));
       return () => void live.unsubscribe().catch(() => undefined);
     }).pipe(share());
@@ -114,8 +116,14 @@ export class EsdbEventStore implements EventStore {
     return { nextExpectedVersion: Number(revision), position: appended.position, checkpoint: appended.checkpoint };
   }
 
-  async readStream(streamName: string): Promise<{ version: number; events: StoredEvent[] }> {
+  async readStream(streamName: string, range?: StreamRange): Promise<{ version: number; events: StoredEvent[] }> {
     try {
+      if (range !== undefined) {
+        // The version first: events appended between the two reads are then beyond it, never before it.
+        const last = await this.readLast(streamName);
+        const events = range.max === 0 ? [] : await this.readStreamFrom(streamName, BigInt(range.from), range.max);
+        return { version: last, events: events.filter((e) => e.streamPosition <= last) };
+      }
       const events = await this.readStreamFrom(streamName, 0n, Number.MAX_SAFE_INTEGER);
       return { version: events.length === 0 ? -1 : events[events.length - 1]!.streamPosition, events };
     } catch (error) {
@@ -183,7 +191,14 @@ export class EsdbEventStore implements EventStore {
   }
 
   changes(): Observable<void> {
-    return this.changes$;
+    return this.changes$.pipe(map(() => undefined));
+  }
+
+  streamChanges(streamName: string): Observable<void> {
+    return this.changes$.pipe(
+      filter((name) => name === streamName),
+      map(() => undefined),
+    );
   }
 
   async checkpointOf(position: number): Promise<Checkpoint | null> {
@@ -215,6 +230,19 @@ export class EsdbEventStore implements EventStore {
 
   async close(): Promise<void> {
     await this.client.dispose();
+  }
+
+  /** The stream's last revision, -1 when it does not exist. */
+  private async readLast(streamName: string): Promise<number> {
+    try {
+      for await (const { event } of this.client.readStream(streamName, { direction: BACKWARDS, fromRevision: END, maxCount: 1 })) {
+        if (event) return Number(event.revision);
+      }
+      return -1;
+    } catch (error) {
+      if (error instanceof StreamNotFoundError) return -1;
+      throw error;
+    }
   }
 
   private async readStreamFrom(streamName: string, fromRevision: bigint, maxCount: number): Promise<StoredEvent[]> {

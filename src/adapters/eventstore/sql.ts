@@ -22,9 +22,16 @@ import {
   type ReadAllResult,
   START,
   type StoredEvent,
+  type StreamRange,
 } from '../../ports/event-store.ts';
 
 export const EVENTS_CHANNEL = 'nomos_events';
+/**
+ * A NOTIFY names the streams appended to since the last one, after the store's instance id, a line each; past
+ * this many characters (PostgreSQL takes 8000 bytes) it says ANY_STREAM instead, and every stream's readers look.
+ */
+const NOTIFY_MAX_CHARS = 7_000;
+const ANY_STREAM = '*';
 const RECENT_APPENDS = 4_096;
 /** How many of its last appended events a store remembers for projectors to read ahead by, and up to what size. */
 const RECENT_EVENTS = 512;
@@ -278,6 +285,10 @@ const storesOn = new WeakMap<Db, Set<SqlEventStore>>();
 
 export class SqlEventStore implements EventStore, LogInDatabase {
   private readonly changes$ = new Subject<void>();
+  /** Readers of one stream each (streamChanges), by stream name; a subject lives while someone listens. */
+  private readonly streamSubjects = new Map<string, Subject<void>>();
+  /** The streams appended to since the last NOTIFY went out. */
+  private unnotified = new Set<string>();
   private listening: Promise<() => Promise<void>> | null = null;
   private closed = false;
   private wakeWanted = false;
@@ -399,7 +410,8 @@ export class SqlEventStore implements EventStore, LogInDatabase {
       }
       append.resolve(this.appended(append.streamName, append.events, { data: data[i]!, metadata: metadata[i]!, ids: ids[i]! }, Number(row.from_version), Number(row.position), row.tx));
     });
-    if (rows.some((row) => row.position != null)) this.wakeSubscribers();
+    const written = batch.filter((_, i) => rows[i]?.position != null).map((a) => a.streamName);
+    if (written.length > 0) this.wakeSubscribers(written);
     for (const { append } of failed) append.reject(await this.conflict(append.streamName, append.expected));
   }
 
@@ -451,7 +463,7 @@ export class SqlEventStore implements EventStore, LogInDatabase {
     const row = rows[0];
     if (row?.from_version == null || row.position == null) throw await this.conflict(streamName, expected);
     const result = this.appended(streamName, events, { data, metadata, ids }, Number(row.from_version), Number(row.position), row.tx);
-    this.wakeSubscribers();
+    this.wakeSubscribers([streamName]);
     return result;
   }
 
@@ -535,14 +547,15 @@ export class SqlEventStore implements EventStore, LogInDatabase {
    * listening backend and process, per spacing rather than per append group. A lost one only delays: projectors
    * also look on their own.
    */
-  private wakeSubscribers(): void {
+  private wakeSubscribers(streams: readonly string[]): void {
     // This process's own subscribers are told at once; the notification is for other processes (its echo here
     // is ignored, by its payload). The embedded database has no other process.
-    this.changes$.next();
+    this.changed(streams);
     if (this.db.kind === 'pglite') {
-      for (const other of storesOn.get(this.db) ?? []) if (other !== this) other.changes$.next();
+      for (const other of storesOn.get(this.db) ?? []) if (other !== this) other.changed(streams);
       return;
     }
+    for (const stream of streams) this.unnotified.add(stream);
     this.wakeWanted = true;
     if (this.waking || this.closed) return;
     this.waking = (async () => {
@@ -554,16 +567,31 @@ export class SqlEventStore implements EventStore, LogInDatabase {
         if (wait > 0) await new Promise<void>((resolve) => setTimeout(resolve, wait));
         this.wakeWanted = false;
         this.notifiedAt = performance.now();
-        await this.db.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, this.instance], PREPARED).catch(() => undefined);
+        await this.db.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, this.notification()], PREPARED).catch(() => undefined);
       }
       this.waking = null;
     })();
   }
 
-  async readStream(streamName: string): Promise<{ version: number; events: StoredEvent[] }> {
-    const { rows } = await this.db.query<EventRow>(`SELECT ${COLUMNS} FROM events WHERE stream_name = $1 ORDER BY stream_position`, [streamName]);
-    const events = rows.map(toStored);
-    return { version: events.length === 0 ? -1 : events[events.length - 1]!.streamPosition, events };
+  async readStream(streamName: string, range?: StreamRange): Promise<{ version: number; events: StoredEvent[] }> {
+    if (range === undefined) {
+      const { rows } = await this.db.query<EventRow>(`SELECT ${COLUMNS} FROM events WHERE stream_name = $1 ORDER BY stream_position`, [streamName]);
+      const events = rows.map(toStored);
+      return { version: events.length === 0 ? -1 : events[events.length - 1]!.streamPosition, events };
+    }
+    const { from, max } = range;
+    if (!Number.isSafeInteger(from) || from < 0 || !Number.isSafeInteger(max) || max < 0) throw new RangeError(`readStream: from and max must be non-negative integers, got ${from} and ${max}`);
+    // The version and the range in one statement (one snapshot); a row with no event carries the version of a
+    // range past the end.
+    const { rows } = await this.db.query<EventRow & { version: string | number }>(
+      `SELECT v.version, e.* FROM (SELECT coalesce((SELECT version FROM streams WHERE stream_name = $1), -1) AS version) v
+       LEFT JOIN LATERAL (SELECT ${COLUMNS} FROM events WHERE stream_name = $1 AND stream_position >= $2 ORDER BY stream_position LIMIT $3) e ON true
+       ORDER BY e.stream_position`,
+      [streamName, from, max],
+      PREPARED,
+    );
+    const version = Number(rows[0]?.version ?? -1);
+    return { version, events: rows[0]?.event_id == null ? [] : rows.map(toStored) };
   }
 
   async readAll(options: { after: Checkpoint; limit: number }): Promise<ReadAllResult> {
@@ -646,6 +674,48 @@ export class SqlEventStore implements EventStore, LogInDatabase {
     });
   }
 
+  /** Tells this process's readers: every puller, and the readers of each stream named (all of them for null). */
+  private changed(streams: readonly string[] | null): void {
+    this.changes$.next();
+    if (streams === null) for (const subject of this.streamSubjects.values()) subject.next();
+    else for (const stream of streams) this.streamSubjects.get(stream)?.next();
+  }
+
+  /** The NOTIFY payload for the streams appended to since the last: this store's id, then the streams, a line each. */
+  private notification(): string {
+    const streams = [...this.unnotified];
+    this.unnotified = new Set();
+    const named = [this.instance, ...streams].join('\n');
+    return named.length <= NOTIFY_MAX_CHARS ? named : `${this.instance}\n${ANY_STREAM}`;
+  }
+
+  /** Another process's NOTIFY: which streams it names; null (any) for a payload that names none. */
+  private static notified(lines: readonly string[]): string[] | null {
+    const streams = lines.slice(1);
+    return streams.length === 0 || streams.includes(ANY_STREAM) ? null : streams;
+  }
+
+  streamChanges(streamName: string): Observable<void> {
+    return new Observable<void>((subscriber) => {
+      let subject = this.streamSubjects.get(streamName);
+      if (!subject) {
+        subject = new Subject<void>();
+        this.streamSubjects.set(streamName, subject);
+      }
+      const own = subject;
+      const subscription = own.subscribe(subscriber);
+      // As changes(): an append that committed before LISTEN was in place notified nobody, so look once then.
+      this.ensureListening().then(
+        () => subscriber.next(),
+        (error: unknown) => subscriber.error(error),
+      );
+      return () => {
+        subscription.unsubscribe();
+        if (!own.observed && this.streamSubjects.get(streamName) === own) this.streamSubjects.delete(streamName);
+      };
+    });
+  }
+
   changes(): Observable<void> {
     return new Observable<void>((subscriber) => {
       const subscription = this.changes$.subscribe(subscriber);
@@ -701,6 +771,7 @@ export class SqlEventStore implements EventStore, LogInDatabase {
     this.closed = true;
     storesOn.get(this.db)?.delete(this);
     this.changes$.complete();
+    for (const subject of this.streamSubjects.values()) subject.complete();
     await this.listening?.then(
       (unlisten) => unlisten(),
       () => undefined,
@@ -711,7 +782,9 @@ export class SqlEventStore implements EventStore, LogInDatabase {
     if (this.closed) return Promise.resolve(() => Promise.resolve());
     if (!this.listening) {
       const listening = this.db.listen(EVENTS_CHANNEL, (payload) => {
-        if (payload !== this.instance) this.changes$.next();
+        // A payload of an older server is its id alone: it names no stream, so every reader looks.
+        const lines = payload.split('\n');
+        if (lines[0] !== this.instance) this.changed(SqlEventStore.notified(lines));
       });
       // A failed LISTEN must not be cached: the next subscriber tries again.
       listening.catch(() => {

@@ -14,7 +14,16 @@ function depthExceeds(value: unknown, limit: number): boolean {
   return Object.values(value).some((v) => depthExceeds(v, limit - 1));
 }
 
-const Args = z.record(z.string(), z.unknown()).refine((v) => !depthExceeds(v, MAX_JSON_DEPTH), `args nest deeper than ${MAX_JSON_DEPTH} levels`);
+/** A tool call's arguments, serialised as JSON, in UTF-8 bytes: far more than any tool's own schema lets through. */
+export const MAX_TOOL_ARGS_BYTES = 64 * 1024;
+
+const Args = z
+  .record(z.string(), z.unknown())
+  .refine((v) => !depthExceeds(v, MAX_JSON_DEPTH), `args nest deeper than ${MAX_JSON_DEPTH} levels`)
+  .superRefine((v, ctx) => {
+    const bytes = new TextEncoder().encode(JSON.stringify(v)).length;
+    if (bytes > MAX_TOOL_ARGS_BYTES) ctx.addIssue({ code: 'custom', message: `args are ${bytes} bytes as JSON, over the limit of ${MAX_TOOL_ARGS_BYTES} bytes`, input: v });
+  });
 
 export const sessionCommandSchemas = {
   post_user_message: z.strictObject({ type: z.literal('post_user_message'), text }),

@@ -1,7 +1,7 @@
 // Deciders for the tool calls an agent records, and the rule that keeps a tool result small enough
 // to live in an event.
 import { RuleViolation, type CommandMetadata } from '../messages.ts';
-import type { SessionCommand } from './commands.ts';
+import { MAX_TOOL_ARGS_BYTES, type SessionCommand } from './commands.ts';
 import { MAX_TOOL_RESULT_BYTES, type SessionEvent, type SessionEventOf } from './events.ts';
 import type { SessionState } from './state.ts';
 
@@ -15,7 +15,7 @@ export function decideToolCallRequested(command: RecordToolCallRequested, state:
   }
   // Every tool call of a turn hangs off the same assistant message; the first one of the turn creates it.
   const message_id = state.turnMessageId ?? meta.commandId;
-  return [{ type: 'ToolCallRequested', data: { tool_call_id, message_id, name, args } }];
+  return [{ type: 'ToolCallRequested', data: { tool_call_id, message_id, name, args: boundToolArgs(args) } }];
 }
 
 export function decideToolCallCompleted(command: RecordToolCallCompleted, state: SessionState): SessionEvent[] {
@@ -35,6 +35,19 @@ export function decideToolCallCompleted(command: RecordToolCallCompleted, state:
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
+
+/**
+ * Arguments larger than MAX_TOOL_ARGS_BYTES as JSON (a model's, which no schema checked before they are
+ * recorded) are kept as the start of that JSON under `truncated`, with the original size: the call is still on
+ * record, and one call cannot bloat the stream. The HTTP door refuses such arguments outright.
+ */
+export function boundToolArgs(args: Record<string, unknown>): Record<string, unknown> {
+  const bytes = encoder.encode(JSON.stringify(args));
+  if (bytes.length <= MAX_TOOL_ARGS_BYTES) return args;
+  let end = MAX_TOOL_ARGS_BYTES;
+  while (end > 0 && ((bytes[end] ?? 0) & 0xc0) === 0x80) end--;
+  return { truncated: decoder.decode(bytes.subarray(0, end)), original_bytes: bytes.length };
+}
 
 /**
  * A result whose JSON is larger than MAX_TOOL_RESULT_BYTES is kept as the start of that JSON text, with the

@@ -50,6 +50,20 @@ export async function request<T>(method: string, path: string, body?: unknown, i
 }
 
 export const get = async <T>(path: string, init: { signal?: AbortSignal } = {}): Promise<T> => (await request<T>('GET', path, undefined, init)).data;
+/**
+ * Every page of a paged list (a session's events, tool calls, executions), following `Link: <…>; rel="next"`
+ * from the first page to the last; `items` takes a page's answer apart.
+ */
+export async function getAllPages<P, T>(path: string, items: (page: P) => T[], init: { signal?: AbortSignal } = {}): Promise<T[]> {
+  const all: T[] = [];
+  for (let next: string | null = path; next !== null; ) {
+    const answer: Answer<P> = await request<P>('GET', next, undefined, init);
+    all.push(...items(answer.data));
+    next = /<([^>]+)>;\s*rel="next"/.exec(answer.headers.get('link') ?? '')?.[1] ?? null;
+  }
+  return all;
+}
+
 export const post = async <T>(path: string, body: unknown = {}): Promise<T> => (await request<T>('POST', path, body)).data;
 export const del = async <T>(path: string, body?: unknown): Promise<T> => (await request<T>('DELETE', path, body)).data;
 

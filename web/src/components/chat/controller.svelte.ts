@@ -1,7 +1,7 @@
 // One chat page's connection to its session: the history from the stored events, then one stream at a time —
 // a POST /chat while a message is sent, otherwise GET /sessions/:id/stream followed live — each resumed with
 // Last-Event-ID when cut. Messages at or below the last id seen are dropped, so a replay never shows twice.
-import { ApiError, get, post, describe } from '../../lib/api.ts';
+import { ApiError, getAllPages, post, describe } from '../../lib/api.ts';
 import { follow, type Following, type StreamState } from '../../lib/sse.ts';
 import type { ChatStreamMessage, StoredEventView } from '../../lib/types.ts';
 import { Transcript, fromEvent } from './transcript.svelte.ts';
@@ -33,7 +33,7 @@ export class ChatController {
     this.sessionId = sessionId;
     this.loading = true;
     try {
-      const { events } = await get<{ events: StoredEventView[] }>(`/sessions/${encodeURIComponent(sessionId)}/events`);
+      const events = await getAllPages<{ events: StoredEventView[] }, StoredEventView>(`/sessions/${encodeURIComponent(sessionId)}/events`, (page) => page.events);
       const fresh = new Transcript();
       for (const event of events) {
         const input = fromEvent(sessionId, event);

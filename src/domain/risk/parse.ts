@@ -37,9 +37,41 @@ export interface SimpleCommand {
   readonly compound: boolean;
 }
 
+/** A construct the shell that runs the command may read differently from the classifier. */
+export type Construct = 'arithmetic' | 'function' | 'comment-continuation' | 'ansi-quoting' | 'bare-lookup-assignment';
+
+export interface Hazard {
+  readonly construct: Construct;
+  readonly text: string;
+}
+
 export type ParseResult =
-  | { readonly ok: true; readonly commands: readonly SimpleCommand[] }
-  | { readonly ok: false; readonly error: string };
+  | { readonly ok: true; readonly commands: readonly SimpleCommand[]; readonly hazards: readonly Hazard[] }
+  | { readonly ok: false; readonly error: string; readonly tooComplex?: true };
+
+/**
+ * How deeply brackets and compound keywords may nest. The parser and its walk recurse once per level and overflow
+ * the stack far below what 8 KiB can nest, so the text is measured before parsing; quoted brackets count too, which
+ * only refuses more.
+ */
+export const MAX_NESTING = 64;
+
+const OPENERS = new Set(['(', '{', 'if', 'while', 'until', 'for', 'case', 'select', '`']);
+const CLOSERS = new Set([')', '}', 'fi', 'done', 'esac']);
+
+/** The deepest nesting of brackets and compound keywords in the text, counted without parsing. */
+export function nestingDepth(src: string): number {
+  let depth = 0;
+  let max = 0;
+  for (const token of src.match(/[(){}`]|[A-Za-z_]+/g) ?? []) {
+    if (OPENERS.has(token)) max = Math.max(max, ++depth);
+    else if (CLOSERS.has(token)) depth = Math.max(0, depth - 1);
+  }
+  return max;
+}
+
+/** Syntax nodes below this depth are not followed: a pipeline or `&&` list nests one level per part. */
+export const MAX_SYNTAX_DEPTH = 400;
 
 // mvdan.cc/sh/v3 syntax.RedirOperator values, in declaration order.
 const REDIRECT_OPS: Readonly<Record<number, RedirectOp>> = {
@@ -67,10 +99,14 @@ export class Source {
   }
 }
 
-export function parseAst(src: string): { ok: true; file: File } | { ok: false; error: string } {
+const isStackOverflow = (error: unknown): boolean => error instanceof RangeError;
+
+export function parseAst(src: string): { ok: true; file: File } | { ok: false; error: string; tooComplex?: true } {
+  if (nestingDepth(src) > MAX_NESTING) return { ok: false, error: `nested more than ${MAX_NESTING} levels deep`, tooComplex: true };
   try {
-    return { ok: true, file: syntax.NewParser().Parse(src, 'cmd') };
+    return { ok: true, file: syntax.NewParser(syntax.KeepComments(true)).Parse(src, 'cmd') };
   } catch (error: unknown) {
+    if (isStackOverflow(error)) return { ok: false, error: 'too deeply nested to parse', tooComplex: true };
     return { ok: false, error: goErrorMessage(error) };
   }
 }
@@ -168,6 +204,8 @@ function toRedirect(redirect: ShRedirect, source: Source): Redirect | undefined 
 }
 
 function assignWord(assign: Assign, source: Source): Word {
+  // An option of a declaration (`declare -n`) is an assignment with a value and no name.
+  if (!assign.Name && assign.Value) return toWord(assign.Value, source);
   const name = assign.Name?.Value ?? '';
   if (assign.Naked || !assign.Value) return literalWord(name);
   const value = wordValue(assign.Value);
@@ -203,8 +241,22 @@ export function parseShell(src: string): ParseResult {
   if (!parsed.ok) return parsed;
   const source = new Source(src);
   const commands: SimpleCommand[] = [];
-  syntax.Walk(parsed.file, (node) => {
-    if (node === null || nodeType(node) !== 'Stmt') return true;
+  const hazards: Hazard[] = [];
+  let depth = 0;
+  let tooDeep = false;
+  const visit = (node: Node | null): boolean => {
+    if (node === null) {
+      depth--;
+      return true;
+    }
+    if (++depth > MAX_SYNTAX_DEPTH) {
+      tooDeep = true;
+      depth--;
+      return false;
+    }
+    const construct = hazardOf(node, source);
+    if (construct !== undefined) hazards.push({ construct, text: source.of(node).trim() });
+    if (nodeType(node) !== 'Stmt') return true;
     const stmt = node as Stmt;
     const redirects = stmt.Redirs.flatMap((r) => toRedirect(r, source) ?? []);
     const argv = argvOf(stmt.Cmd, source);
@@ -213,6 +265,34 @@ export function parseShell(src: string): ParseResult {
     if (argv !== undefined) commands.push({ assigns, argv, redirects, compound: false });
     else if (redirects.length > 0) commands.push({ assigns, argv: [], redirects, compound: true });
     return true;
-  });
-  return { ok: true, commands };
+  };
+  try {
+    syntax.Walk(parsed.file, visit);
+  } catch (error: unknown) {
+    if (!isStackOverflow(error)) throw error;
+    tooDeep = true;
+  }
+  if (tooDeep) return { ok: false, error: `its syntax nests more than ${MAX_SYNTAX_DEPTH} levels deep`, tooComplex: true };
+  return { ok: true, commands, hazards };
+}
+
+/** The construct a node is, when the running shell may read it differently from the classifier. */
+function hazardOf(node: Node, source: Source): Construct | undefined {
+  switch (nodeType(node)) {
+    case 'ArithmCmd':
+    case 'LetClause':
+      return 'arithmetic';
+    case 'FuncDecl':
+      return 'function';
+    case 'SglQuoted':
+    case 'DblQuoted':
+      return (node as SglQuoted | DblQuoted).Dollar ? 'ansi-quoting' : undefined;
+    case 'Comment': {
+      // The parser joins the next line to a comment ending in a backslash; every shell ends the comment at the newline.
+      const end = node.End().Offset();
+      return /\\$/.test(source.of(node).replace(/\r?\n$/, '')) && source.slice(end - 1, end + 1).includes('\n') ? 'comment-continuation' : undefined;
+    }
+    default:
+      return undefined;
+  }
 }

@@ -3,6 +3,7 @@
 import { named } from './args.ts';
 import { writesFile } from './redirects.ts';
 import { DESTRUCTIVE_RULES } from './rules-destructive.ts';
+import { CONSTRUCT_ONLY_RULES, DIALECT_RULES } from './rules-dialect.ts';
 import { EMPTY_FILE_RULE } from './rules-empty-file.ts';
 import { FIREWALL_DESTRUCTIVE_RULE } from './rules-firewall.ts';
 import { CHANGE_RULES, MUTATION_RULES } from './rules-mutation.ts';
@@ -28,8 +29,8 @@ const SHELL_BUILTIN_RULE: Rule = {
   id: 'shell-builtin',
   class: 'reversible_low',
   reason: "only changes the shell's own state",
-  examples: ['cd /tmp && ls', 'exec 2>&1', 'export PATH=/usr/sbin:$PATH', 'set -euo pipefail; ls', '[[ -f /etc/exports ]] && cat /etc/exports', 'local x=1'],
-  match: named('cd', 'command', 'exec', 'export', 'declare', 'local', 'readonly', 'typeset', 'set', 'shopt', 'unset', 'alias', '[[', '((', 'let', 'wait', 'read', 'exit', 'return', 'break', 'continue', 'pushd', 'popd', 'umask'),
+  examples: ['cd /tmp && ls', 'exec 2>&1', 'export LANG=C.UTF-8', 'set -euo pipefail; ls', '[[ -f /etc/exports ]] && cat /etc/exports', 'local x=1'],
+  match: named('cd', 'command', 'exec', 'export', 'declare', 'local', 'readonly', 'typeset', 'set', 'shopt', 'unset', '[[', 'wait', 'read', 'exit', 'return', 'break', 'continue', 'pushd', 'popd', 'umask'),
 };
 
 /** Outcomes the walk decides itself, without a matcher. */
@@ -70,9 +71,16 @@ export const OPAQUE_RULE: Rule = {
 
 export const TOO_DEEP_RULE: Rule = {
   id: 'nesting-too-deep',
-  class: 'config_mutation',
+  class: 'destructive',
   reason: 'wrappers are nested too deeply to follow',
   examples: [`${'sudo '.repeat(40)}ls`],
+};
+
+export const TOO_COMPLEX_RULE: Rule = {
+  id: 'too-complex',
+  class: 'destructive',
+  reason: 'too complex to classify: what it runs is not known',
+  examples: [`${'('.repeat(65)}ls${')'.repeat(65)}`, `echo ${'$('.repeat(65)}ls${')'.repeat(65)}`, `${'ls | '.repeat(400)}ls`],
 };
 
 /**
@@ -80,6 +88,7 @@ export const TOO_DEEP_RULE: Rule = {
  * wrapper is transparent and what it runs is classified instead; otherwise the wrapper's own verdict counts too.
  */
 export const RULES_BEFORE_WRAPPERS: readonly Rule[] = [
+  ...DIALECT_RULES,
   OPAQUE_CODE_RULE,
   ...DESTRUCTIVE_RULES,
   EMPTY_FILE_RULE,
@@ -103,4 +112,6 @@ export const RULES: readonly Rule[] = [
   UNKNOWN_RULE,
   OPAQUE_RULE,
   TOO_DEEP_RULE,
+  TOO_COMPLEX_RULE,
+  ...CONSTRUCT_ONLY_RULES,
 ];

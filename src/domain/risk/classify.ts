@@ -11,8 +11,8 @@ import type { RiskClass } from './risk-class.ts';
 import { severity } from './risk-class.ts';
 import type { Rule } from './rule.ts';
 import {
-  ASSIGNMENT_RULE, EMPTY_FILE_RULE, EMPTY_RULE, OPAQUE_CODE_RULE, OPAQUE_RULE, REDIRECT_RULE, RULES_AFTER_WRAPPERS,
-  RULES_BEFORE_WRAPPERS, TOO_DEEP_RULE, UNKNOWN_RULE, UNPARSEABLE_RULE,
+  ASSIGNMENT_RULE, assignmentFinding, EMPTY_FILE_RULE, EMPTY_RULE, OPAQUE_CODE_RULE, OPAQUE_RULE, REDIRECT_RULE, RULES_AFTER_WRAPPERS,
+  REDIRECT_TARGET_RULES, RULES_BEFORE_WRAPPERS, TOO_DEEP_RULE, UNKNOWN_RULE, UNPARSEABLE_RULE,
 } from './rules.ts';
 import { unwrap } from './unwrap.ts';
 
@@ -62,7 +62,12 @@ function walkScript(source: string, depth: number, walk: Walk): void {
   }
   for (const command of parsed.commands) {
     const inv = invocation(command.argv, command.redirects);
-    if (REDIRECT_RULE.match?.(inv)) walk.findings.push({ rule: REDIRECT_RULE, part: `${inv.text} ${redirectText(inv.redirects)}`.trim() });
+    if (REDIRECT_RULE.match?.(inv)) {
+      // A redirection into a disk or a network socket is more than a file written.
+      const alone = invocation([], command.redirects);
+      const rule = REDIRECT_TARGET_RULES.find((r) => r.match?.(alone)) ?? REDIRECT_RULE;
+      walk.findings.push({ ...finding(rule, alone), part: `${inv.text} ${redirectText(inv.redirects)}`.trim() });
+    }
     if (command.argv.length === 0) {
       if (command.assigns.length > 0) walk.findings.push({ rule: ASSIGNMENT_RULE, part: command.assigns.map((w) => w.text).join(' ') });
       // `> file` with no command empties the file; a compound command's redirection gets the output of its parts.
@@ -70,6 +75,10 @@ function walkScript(source: string, depth: number, walk: Walk): void {
       continue;
     }
     walkCommand(inv, depth, walk);
+    // The assignments in front (`LD_PRELOAD=… ls`) change what the command does; judged after it, so that on a tie
+    // the command's own reason stays.
+    const assigned = assignmentFinding(command.assigns);
+    if (assigned !== undefined) walk.findings.push({ rule: assigned.rule, part: `${command.assigns.map((w) => w.text).join(' ')} ${inv.text}`, why: assigned.why });
   }
 }
 

@@ -5,6 +5,8 @@ import { writesFile } from './redirects.ts';
 import { DESTRUCTIVE_RULES } from './rules-destructive.ts';
 import { EMPTY_FILE_RULE } from './rules-empty-file.ts';
 import { FIREWALL_DESTRUCTIVE_RULE } from './rules-firewall.ts';
+import { EXFILTRATION_RULE, EXPOSURE_RULES } from './rules-exposure.ts';
+import { DEVICE_WRITE_RULE, HOST_RULES } from './rules-host.ts';
 import { CHANGE_RULES, MUTATION_RULES } from './rules-mutation.ts';
 import { OPAQUE_CODE_RULE } from './rules-opaque.ts';
 import { READ_RULES } from './rules-read.ts';
@@ -12,6 +14,7 @@ import type { Rule } from './rule.ts';
 
 export { EMPTY_FILE_RULE } from './rules-empty-file.ts';
 export { OPAQUE_CODE_RULE } from './rules-opaque.ts';
+export { assignmentFinding } from './rules-exposure.ts';
 
 /** Bump whenever a rule changes: approvals hash it in, so a changed rule set never reuses an old approval. */
 export const RULES_VERSION = 2;
@@ -31,6 +34,9 @@ const SHELL_BUILTIN_RULE: Rule = {
   examples: ['cd /tmp && ls', 'exec 2>&1', 'export PATH=/usr/sbin:$PATH', 'set -euo pipefail; ls', '[[ -f /etc/exports ]] && cat /etc/exports', 'local x=1'],
   match: named('cd', 'command', 'exec', 'export', 'declare', 'local', 'readonly', 'typeset', 'set', 'shopt', 'unset', 'alias', '[[', '((', 'let', 'wait', 'read', 'exit', 'return', 'break', 'continue', 'pushd', 'popd', 'umask'),
 };
+
+/** Rules that judge a redirection's target before it counts as a plain file written (REDIRECT_RULE). */
+export const REDIRECT_TARGET_RULES: readonly Rule[] = [DEVICE_WRITE_RULE, EXFILTRATION_RULE];
 
 /** Outcomes the walk decides itself, without a matcher. */
 export const EMPTY_RULE: Rule = {
@@ -58,7 +64,7 @@ export const UNKNOWN_RULE: Rule = {
   id: 'unknown-command',
   class: 'config_mutation',
   reason: 'not a command the classifier knows to be read-only',
-  examples: ['frobnicate --all', 'pct exec 132 -- /usr/local/bin/backup.sh', 'python3 -m http.server', 'top'],
+  examples: ['frobnicate --all', 'pct exec 132 -- backup-now', 'python3 -m http.server', 'top'],
 };
 
 export const OPAQUE_RULE: Rule = {
@@ -82,8 +88,10 @@ export const TOO_DEEP_RULE: Rule = {
 export const RULES_BEFORE_WRAPPERS: readonly Rule[] = [
   OPAQUE_CODE_RULE,
   ...DESTRUCTIVE_RULES,
+  ...HOST_RULES,
   EMPTY_FILE_RULE,
   FIREWALL_DESTRUCTIVE_RULE,
+  ...EXPOSURE_RULES,
   ...MUTATION_RULES,
   ...READ_RULES,
   SHELL_BUILTIN_RULE,

@@ -4,7 +4,7 @@
 // What runs here is in the live registry (src/execution/live.ts); the periodic sweeps are src/execution/sweeps.ts;
 // what follows a success in the inventory is src/execution/reactions.ts.
 import { createHash } from 'node:crypto';
-import { NotFound, RuleViolation } from '../domain/messages.ts';
+import { type Actor, NotFound, RuleViolation } from '../domain/messages.ts';
 import { classify, isKnownLong, RULES_VERSION } from '../domain/risk/index.ts';
 import { retryIdentity } from '../domain/session/retry-identity.ts';
 import { quoteValue } from '../domain/risk/quote.ts';
@@ -188,10 +188,10 @@ export class ExecutionService {
     return { approval_id: approvalId, status: 'denied', position: handled.position };
   }
 
-  async openAssent(sessionId: string, minutes: number, ctx: CommandContext): Promise<{ session_id: string; until: string; position: number }> {
-    const handled = await runSessionCommand(this.deps, sessionId, { type: 'open_assent', minutes }, ctx);
+  async openAssent(sessionId: string, minutes: number, grantee: Actor | null, ctx: CommandContext): Promise<{ session_id: string; until: string; for: Actor | null; position: number }> {
+    const handled = await runSessionCommand(this.deps, sessionId, { type: 'open_assent', minutes, ...(grantee !== null && { for: grantee }) }, ctx);
     const opened = find(handled.events, 'AssentOpened');
-    return { session_id: sessionId, until: opened?.data.until ?? '', position: handled.position };
+    return { session_id: sessionId, until: opened?.data.until ?? '', for: opened?.data.for ?? null, position: handled.position };
   }
 
   /**

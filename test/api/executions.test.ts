@@ -233,7 +233,8 @@ describe.each(databases)('approval expiry and the hard limit on $name', (databas
 
   it('records an execution lost with a stopped server as failed, so its command is not blocked forever', async () => {
     const longAgo = { ...server.runtime.commandDeps, clock: () => new Date(Date.now() - 2 * 3600_000) };
-    const ctx = { actor: { role: 'agent' as const, id: 'nomos' } };
+    // The session's owner (auth is off: the anonymous operator started it).
+    const ctx = { actor: { role: 'operator' as const, id: 'anonymous' } };
     const command = 'cat /etc/hostname';
     const executionId = randomUUID();
     const target = { kind: 'host' as const, host: { slug: 'host:peer', address: peer.host.address, port: peer.host.port, user: peer.host.user, hostKey: peer.hostKey } };

@@ -13,7 +13,7 @@ import { buildModelMessages } from './context.ts';
 import { type LlmClient, type LlmCompletion, LlmProviderError } from '../ports/llm.ts';
 import { unusableAnswer } from './refusal.ts';
 import { type ToolServices, callTool, recordToolCall, toolDefinitions } from './tools.ts';
-import type { HeldTurn, TurnLeases } from './turn-lease.ts';
+import { type HeldTurn, type TurnLeases, TurnRunning } from './turn-lease.ts';
 
 export const MAX_MODEL_CALLS = 15;
 export const MAX_UNUSABLE_RETRIES = 3;
@@ -59,7 +59,7 @@ export class Agent {
    */
   async startTurn<T = undefined>(sessionId: string, trigger: Trigger, ctx: CommandContext, before?: () => Promise<T>): Promise<{ turnId: string; position: number; before: T | undefined }> {
     const turnId = this.deps.newId();
-    const held = await this.leases.acquire(sessionId, turnId);
+    const held = await this.acquireLease(sessionId, turnId);
     let started: { position: number };
     let result: T | undefined;
     try {
@@ -189,6 +189,18 @@ export class Agent {
   private async events(sessionId: string): Promise<SessionEvent[]> {
     const { events } = await this.deps.store.readStream(sessionStream(sessionId));
     return events.map((e) => parseSessionEvent(e.type, e.data));
+  }
+
+  /** The session's lease, also from a holder whose turn has ended in the log and is only releasing it. */
+  private async acquireLease(sessionId: string, turnId: string): Promise<HeldTurn> {
+    try {
+      return await this.leases.acquire(sessionId, turnId);
+    } catch (error) {
+      if (!(error instanceof TurnRunning)) throw error;
+      const ended = (await this.events(sessionId)).some((e) => e.type === 'TurnEnded' && e.data.turn_id === error.turnId);
+      if (!ended) throw error;
+      return (await this.leases.takeOverEnded(sessionId, error.turnId, turnId)) ?? this.leases.acquire(sessionId, turnId);
+    }
   }
 
   /** Called holding the session's lease: a turn still open in the log belongs to a server that is gone. */

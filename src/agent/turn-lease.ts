@@ -59,6 +59,20 @@ export class TurnLeases {
     return this.hold(sessionId, turnId);
   }
 
+  /**
+   * Takes the lease from a holder whose turn `ended` has already ended in the log (its `done` was streamed, and
+   * it is only releasing): a client that posts the moment it reads `done` is not refused. Null when the lease
+   * no longer names that turn.
+   */
+  async takeOverEnded(sessionId: string, ended: string, turnId: string): Promise<HeldTurn | null> {
+    const { rows } = await this.db.query(
+      `UPDATE turn_leases SET turn_id = $3, holder = $4, expires_at = now() + $5 * interval '1 millisecond', cancel_requested = false
+       WHERE session_id = $1 AND turn_id = $2 RETURNING turn_id`,
+      [sessionId, ended, turnId, this.holder, this.settings.ttlMs],
+    );
+    return rows.length === 0 ? null : this.hold(sessionId, turnId);
+  }
+
   /** Who runs the session's turn now, if anyone. */
   async holderOf(sessionId: string): Promise<{ holder: string; turnId: string } | null> {
     const { rows } = await this.db.query<{ holder: string; turn_id: string }>('SELECT holder, turn_id FROM turn_leases WHERE session_id = $1 AND expires_at >= now()', [sessionId]);

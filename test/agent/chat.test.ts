@@ -215,6 +215,8 @@ describe.each(databases)('the agent’s knowledge on $name', (database) => {
 
   const chat = async (message: string, sessionId?: string) => {
     const res = await fetch(`${server.url}/chat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message, ...(sessionId && { session_id: sessionId }) }) });
+    // Posted the moment the previous turn's done was read: never refused as turn_running.
+    expect(res.status, res.status === 200 ? '' : await res.text()).toBe(200);
     return readSse(res, (m) => m.type === 'done');
   };
 

@@ -52,6 +52,21 @@ describe.each(databases)('turn leases on $name', (database) => {
     await renewing.release();
   });
 
+  it('a turn that has ended in the log hands its lease over at once, and only that turn', async () => {
+    const session = randomUUID();
+    const ending = await a.acquire(session, 't1');
+    // Not the turn that holds it: nothing changes.
+    expect(await b.takeOverEnded(session, 't0', 't2')).toBeNull();
+    expect(await b.holderOf(session)).toEqual({ holder: 'server-a', turnId: 't1' });
+    const next = await b.takeOverEnded(session, 't1', 't2');
+    expect(next).not.toBeNull();
+    expect(await a.holderOf(session)).toEqual({ holder: 'server-b', turnId: 't2' });
+    await ending.release(); // the old holder's release deletes nothing of the new one's
+    expect(await a.holderOf(session)).toEqual({ holder: 'server-b', turnId: 't2' });
+    await next!.release();
+    expect(await a.holderOf(session)).toBeNull();
+  });
+
   it('a cancel asked through any server reaches the holder', async () => {
     const session = randomUUID();
     const held = await a.acquire(session, 't1');

@@ -137,6 +137,10 @@ function variants(): Case[] {
     for (const [wrapper, wrap] of Object.entries(SCRIPT_WRAPPERS)) cases.push({ group: `attack ${attack}, through ${wrapper}`, command: wrap(script) });
   }
   cases.push({ group: 'attack arithmetic command', command: `((${marker('arith')}))` });
+  // Bash (behind ssh on a Proxmox host, or bash -c) expands braces into another program or an option; dash does not.
+  cases.push({ group: 'attack brace expansion under bash', command: `bash -c ${quote(`{touch,/root/oracle-brace}`)}` });
+  cases.push({ group: 'attack brace expansion under bash', command: `bash -c ${quote('sort {-S1,--compress-program=sh} uploads/payload')}` });
+  cases.push({ group: 'attack brace expansion under bash', command: `bash -c ${quote('ls {-a,--version}')}` });
   return cases;
 }
 

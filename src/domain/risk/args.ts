@@ -4,6 +4,8 @@ import type { Redirect, Word } from './parse.ts';
 export interface Invocation {
   /** The command's base name (`/usr/bin/rm` → `rm`), or undefined when it is only known at run time. */
   readonly name: string | undefined;
+  /** The program as written (`./x.sh`, `/usr/sbin/zfs`, `ls`), or undefined when it is only known at run time. */
+  readonly path: string | undefined;
   readonly args: readonly Word[];
   readonly redirects: readonly Redirect[];
   /** The normalised command line, for reasons and `inner_commands`. */
@@ -13,7 +15,7 @@ export interface Invocation {
 export function invocation(argv: readonly Word[], redirects: readonly Redirect[] = []): Invocation {
   const [head, ...args] = argv;
   const name = head?.value?.split('/').pop();
-  return { name: name === '' ? undefined : name, args, redirects, text: argv.map((w) => w.text).join(' ') };
+  return { name: name === '' ? undefined : name, path: head?.value, args, redirects, text: argv.map((w) => w.text).join(' ') };
 }
 
 /** Known argument values; a word only known at run time is ''. */

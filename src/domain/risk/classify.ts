@@ -1,6 +1,6 @@
 // The classifier: parses a command, unwraps wrappers, judges every simple command it would run and returns the most
-// severe verdict. Unknown or unparseable input is a config_mutation, never reversible_low; code that cannot be seen
-// before it runs (a piped script, a name known only at run time, another language's program) is destructive.
+// severe verdict. Unknown input is a config_mutation, never reversible_low; unparseable input, and code that cannot be
+// seen before it runs (a piped script, a name known only at run time, another language's program) is destructive.
 import type { Invocation } from './args.ts';
 import { invocation } from './args.ts';
 import { isLongRunning } from './long.ts';
@@ -11,9 +11,10 @@ import type { RiskClass } from './risk-class.ts';
 import { severity } from './risk-class.ts';
 import type { Rule } from './rule.ts';
 import {
-  ASSIGNMENT_RULE, EMPTY_FILE_RULE, EMPTY_RULE, OPAQUE_CODE_RULE, OPAQUE_RULE, REDIRECT_RULE, RULES_AFTER_WRAPPERS,
-  RULES_BEFORE_WRAPPERS, TOO_DEEP_RULE, UNKNOWN_RULE, UNPARSEABLE_RULE,
+  ASSIGNMENT_RULE, assignmentFinding, EMPTY_FILE_RULE, EMPTY_RULE, OPAQUE_CODE_RULE, OPAQUE_RULE, REDIRECT_RULE, RULES_AFTER_WRAPPERS,
+  REDIRECT_TARGET_RULES, RULES_BEFORE_WRAPPERS, TOO_COMPLEX_RULE, TOO_DEEP_RULE, UNKNOWN_RULE, UNPARSEABLE_RULE,
 } from './rules.ts';
+import { BUILTIN_RULE, CONSTRUCT_RULES, lookupAssigned } from './rules-dialect.ts';
 import { unwrap } from './unwrap.ts';
 
 export interface Verdict {
@@ -54,23 +55,41 @@ function finding(rule: Rule, inv: Invocation): Finding {
   return detail === undefined ? { rule, part: inv.text } : { rule, part: inv.text, why: `${rule.reason}: ${detail}` };
 }
 
+/** A part of a reason stays readable however long the command. */
+const shorten = (text: string): string => (text.length > 200 ? `${text.slice(0, 200)}…` : text);
+
 function walkScript(source: string, depth: number, walk: Walk): void {
   const parsed = parseShell(source);
   if (!parsed.ok) {
-    walk.findings.push({ rule: UNPARSEABLE_RULE, part: source.trim(), why: `${UNPARSEABLE_RULE.reason} (${parsed.error})` });
+    const rule = parsed.tooComplex === true ? TOO_COMPLEX_RULE : UNPARSEABLE_RULE;
+    walk.findings.push({ rule, part: shorten(source.trim()), why: `${rule.reason} (${parsed.error})` });
     return;
   }
   for (const command of parsed.commands) {
     const inv = invocation(command.argv, command.redirects);
-    if (REDIRECT_RULE.match?.(inv)) walk.findings.push({ rule: REDIRECT_RULE, part: `${inv.text} ${redirectText(inv.redirects)}`.trim() });
+    if (REDIRECT_RULE.match?.(inv)) {
+      // A redirection into a disk or a network socket is more than a file written.
+      const alone = invocation([], command.redirects);
+      const rule = REDIRECT_TARGET_RULES.find((r) => r.match?.(alone)) ?? REDIRECT_RULE;
+      walk.findings.push({ ...finding(rule, alone), part: `${inv.text} ${redirectText(inv.redirects)}`.trim() });
+    }
     if (command.argv.length === 0) {
-      if (command.assigns.length > 0) walk.findings.push({ rule: ASSIGNMENT_RULE, part: command.assigns.map((w) => w.text).join(' ') });
+      const assigned = lookupAssigned(command.assigns);
+      const part = command.assigns.map((w) => w.text).join(' ');
+      if (assigned !== undefined) walk.findings.push({ rule: BUILTIN_RULE, part, why: `${BUILTIN_RULE.reason}: it sets ${assigned}, which changes what later names run` });
+      else if (command.assigns.length > 0) walk.findings.push({ rule: ASSIGNMENT_RULE, part });
       // `> file` with no command empties the file; a compound command's redirection gets the output of its parts.
       if (!command.compound && inv.redirects.some(truncatesFile)) walk.findings.push({ rule: EMPTY_FILE_RULE, part: redirectText(inv.redirects) });
       continue;
     }
     walkCommand(inv, depth, walk);
+    // The assignments in front (`LD_PRELOAD=… ls`) change what the command does; judged after it, so that on a tie
+    // the command's own reason stays.
+    const assigned = assignmentFinding(command.assigns);
+    if (assigned !== undefined) walk.findings.push({ rule: assigned.rule, part: `${command.assigns.map((w) => w.text).join(' ')} ${inv.text}`, why: assigned.why });
   }
+  // After the commands, so that on a tie a rule naming what a command does is the reason given.
+  for (const hazard of parsed.hazards) walk.findings.push({ rule: CONSTRUCT_RULES[hazard.construct], part: shorten(hazard.text) });
 }
 
 function walkCommand(inv: Invocation, depth: number, walk: Walk): void {

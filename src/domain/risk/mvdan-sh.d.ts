@@ -60,13 +60,19 @@ declare module 'mvdan-sh' {
     Stmts: Stmt[];
   }
 
+  /** An option for NewParser, opaque to callers. */
+  export interface ParserOption {
+    readonly __parserOption: never;
+  }
+
   export interface Parser {
     /** Throws a Go error object (with an `Error()` method) on a syntax error. */
     Parse(src: string, name: string): File;
   }
 
   export interface Syntax {
-    NewParser(): Parser;
+    NewParser(...options: ParserOption[]): Parser;
+    KeepComments(keep: boolean): ParserOption;
     NodeType(node: Node): string;
     /** Visits every node depth-first; the visitor is called with null after a node's children. */
     Walk(node: Node, visit: (node: Node | null) => boolean): void;

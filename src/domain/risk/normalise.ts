@@ -17,7 +17,16 @@ export function normaliseCommand(command: string): string {
   const source = new Source(command);
   const replacements: { start: number; end: number; text: string }[] = [];
   const verbatim: { start: number; end: number }[] = [];
-  syntax.Walk(parsed.file, (node) => {
+  const { file } = parsed;
+  try {
+    walkNodes();
+  } catch (error: unknown) {
+    // A tree too deep for the walk: the collapsed text still names the command for retry hashing.
+    if (error instanceof RangeError) return collapse(command);
+    throw error;
+  }
+  function walkNodes(): void {
+  syntax.Walk(file, (node) => {
     if (node === null) return true;
     const start = source.index(node.Pos().Offset());
     const end = source.index(node.End().Offset());
@@ -29,6 +38,7 @@ export function normaliseCommand(command: string): string {
     if (VERBATIM.has(type) || (type === 'Redirect' && command.slice(start, end).includes('<<'))) verbatim.push({ start, end });
     return true;
   });
+  }
   replacements.sort((a, b) => a.start - b.start);
   let out = '';
   let at = 0;

@@ -37,9 +37,41 @@ export interface SimpleCommand {
   readonly compound: boolean;
 }
 
+/** A construct the shell that runs the command may read differently from the classifier. */
+export type Construct = 'arithmetic' | 'function' | 'comment-continuation' | 'ansi-quoting' | 'bare-lookup-assignment' | 'brace-expansion';
+
+export interface Hazard {
+  readonly construct: Construct;
+  readonly text: string;
+}
+
 export type ParseResult =
-  | { readonly ok: true; readonly commands: readonly SimpleCommand[] }
-  | { readonly ok: false; readonly error: string };
+  | { readonly ok: true; readonly commands: readonly SimpleCommand[]; readonly hazards: readonly Hazard[] }
+  | { readonly ok: false; readonly error: string; readonly tooComplex?: true };
+
+/**
+ * How deeply brackets and compound keywords may nest. The parser and its walk recurse once per level and overflow
+ * the stack far below what 8 KiB can nest, so the text is measured before parsing; quoted brackets count too, which
+ * only refuses more.
+ */
+export const MAX_NESTING = 64;
+
+const OPENERS = new Set(['(', '{', 'if', 'while', 'until', 'for', 'case', 'select', '`']);
+const CLOSERS = new Set([')', '}', 'fi', 'done', 'esac']);
+
+/** The deepest nesting of brackets and compound keywords in the text, counted without parsing. */
+export function nestingDepth(src: string): number {
+  let depth = 0;
+  let max = 0;
+  for (const token of src.match(/[(){}`]|[A-Za-z_]+/g) ?? []) {
+    if (OPENERS.has(token)) max = Math.max(max, ++depth);
+    else if (CLOSERS.has(token)) depth = Math.max(0, depth - 1);
+  }
+  return max;
+}
+
+/** Syntax nodes below this depth are not followed: a pipeline or `&&` list nests one level per part. */
+export const MAX_SYNTAX_DEPTH = 400;
 
 // mvdan.cc/sh/v3 syntax.RedirOperator values, in declaration order.
 const REDIRECT_OPS: Readonly<Record<number, RedirectOp>> = {
@@ -67,10 +99,14 @@ export class Source {
   }
 }
 
-export function parseAst(src: string): { ok: true; file: File } | { ok: false; error: string } {
+const isStackOverflow = (error: unknown): boolean => error instanceof RangeError;
+
+export function parseAst(src: string): { ok: true; file: File } | { ok: false; error: string; tooComplex?: true } {
+  if (nestingDepth(src) > MAX_NESTING) return { ok: false, error: `nested more than ${MAX_NESTING} levels deep`, tooComplex: true };
   try {
-    return { ok: true, file: syntax.NewParser().Parse(src, 'cmd') };
+    return { ok: true, file: syntax.NewParser(syntax.KeepComments(true)).Parse(src, 'cmd') };
   } catch (error: unknown) {
+    if (isStackOverflow(error)) return { ok: false, error: 'too deeply nested to parse', tooComplex: true };
     return { ok: false, error: goErrorMessage(error) };
   }
 }
@@ -137,19 +173,23 @@ export function wordValue(word: ShWord): string | undefined {
 }
 
 /** True when the word is written bare (no quotes, no escapes), so its text may hold glob or tilde syntax. */
-function isBareWord(word: ShWord, source: Source): boolean {
-  const [only] = word.Parts;
-  return word.Parts.length === 1 && only !== undefined && nodeType(only) === 'Lit' && !source.of(only).includes('\\');
+// `word.Parts` copies the parser's slice into a new array on every read (GopherJS): each word reads it once.
+function isBareWord(parts: readonly Node[], source: Source): boolean {
+  const [only] = parts;
+  return parts.length === 1 && only !== undefined && nodeType(only) === 'Lit' && !source.of(only).includes('\\');
 }
 
-export function canonicalWordText(word: ShWord, source: Source): string {
-  const value = wordValue(word);
-  if (value === undefined || isBareWord(word, source)) return source.of(word);
+export function canonicalWordText(word: ShWord, source: Source, parts: readonly Node[] = word.Parts): string {
+  const value = partsValue(parts, false);
+  if (value === undefined || isBareWord(parts, source)) return source.of(word);
   return quoteValue(value);
 }
 
-function toWord(word: ShWord, source: Source): Word {
-  return { value: wordValue(word), prefix: partsPrefix(word.Parts, false), text: canonicalWordText(word, source) };
+function toWord(word: ShWord, source: Source, parts: readonly Node[] = word.Parts): Word {
+  const value = partsValue(parts, false);
+  const prefix = value ?? partsPrefix(parts, false);
+  const text = value === undefined || isBareWord(parts, source) ? source.of(word) : quoteValue(value);
+  return { value, prefix, text };
 }
 
 export function literalWord(value: string): Word {
@@ -168,6 +208,8 @@ function toRedirect(redirect: ShRedirect, source: Source): Redirect | undefined 
 }
 
 function assignWord(assign: Assign, source: Source): Word {
+  // An option of a declaration (`declare -n`) is an assignment with a value and no name.
+  if (!assign.Name && assign.Value) return toWord(assign.Value, source);
   const name = assign.Name?.Value ?? '';
   if (assign.Naked || !assign.Value) return literalWord(name);
   const value = wordValue(assign.Value);
@@ -176,12 +218,24 @@ function assignWord(assign: Assign, source: Source): Word {
     : { value: `${name}=${value}`, prefix: `${name}=${value}`, text: `${name}=${quoteValue(value)}` };
 }
 
+/** A call's words, and whether bash would brace-expand one where it changes the program or starts an option. */
+function callWords(call: CallExpr, source: Source): { argv: Word[]; braces: boolean } {
+  let braces = false;
+  const argv = call.Args.map((word, i) => {
+    const parts = word.Parts;
+    const skeleton = unquotedSkeleton(parts);
+    if (BRACE_EXPANSION.test(skeleton) && (i === 0 || skeleton.startsWith('{'))) braces = true;
+    return toWord(word, source, parts);
+  });
+  return { argv, braces };
+}
+
 // Commands that are not calls but still run as a step of their own; the rest are containers the walk descends into.
 function argvOf(command: Node | null, source: Source): readonly Word[] | undefined {
   if (!command) return [];
   switch (nodeType(command)) {
     case 'CallExpr':
-      return (command as CallExpr).Args.map((word) => toWord(word, source));
+      return callWords(command as CallExpr, source).argv;
     case 'DeclClause': {
       const decl = command as DeclClause;
       return [literalWord(decl.Variant.Value), ...decl.Args.map((assign) => assignWord(assign, source))];
@@ -203,16 +257,75 @@ export function parseShell(src: string): ParseResult {
   if (!parsed.ok) return parsed;
   const source = new Source(src);
   const commands: SimpleCommand[] = [];
-  syntax.Walk(parsed.file, (node) => {
-    if (node === null || nodeType(node) !== 'Stmt') return true;
+  const hazards: Hazard[] = [];
+  let depth = 0;
+  let tooDeep = false;
+  const visit = (node: Node | null): boolean => {
+    if (node === null) {
+      depth--;
+      return true;
+    }
+    if (++depth > MAX_SYNTAX_DEPTH) {
+      tooDeep = true;
+      depth--;
+      return false;
+    }
+    const type = nodeType(node);
+    const construct = hazardOf(type, node, source);
+    if (construct !== undefined) hazards.push({ construct, text: source.of(node).trim() });
+    if (type !== 'Stmt') return true;
     const stmt = node as Stmt;
     const redirects = stmt.Redirs.flatMap((r) => toRedirect(r, source) ?? []);
-    const argv = argvOf(stmt.Cmd, source);
-    const assigns = stmt.Cmd && nodeType(stmt.Cmd) === 'CallExpr' ? (stmt.Cmd as CallExpr).Assigns.map((a) => assignWord(a, source)) : [];
+    const cmd = stmt.Cmd;
+    const call = cmd !== null && nodeType(cmd) === 'CallExpr' ? (cmd as CallExpr) : undefined;
+    let argv: readonly Word[] | undefined;
+    if (call === undefined) argv = argvOf(cmd, source);
+    else {
+      const words = callWords(call, source);
+      argv = words.argv;
+      if (words.braces) hazards.push({ construct: 'brace-expansion', text: source.of(call).trim() });
+    }
+    const assigns = call === undefined ? [] : call.Assigns.map((a) => assignWord(a, source));
     // A compound command with redirections (`{ a; b; } > f`) still writes where they point.
     if (argv !== undefined) commands.push({ assigns, argv, redirects, compound: false });
     else if (redirects.length > 0) commands.push({ assigns, argv: [], redirects, compound: true });
     return true;
-  });
-  return { ok: true, commands };
+  };
+  try {
+    syntax.Walk(parsed.file, visit);
+  } catch (error: unknown) {
+    if (!isStackOverflow(error)) throw error;
+    tooDeep = true;
+  }
+  if (tooDeep) return { ok: false, error: `its syntax nests more than ${MAX_SYNTAX_DEPTH} levels deep`, tooComplex: true };
+  return { ok: true, commands, hazards };
+}
+
+/** A word's unquoted text, with every quoted or expanded part (and escaped character) as `x`. */
+const unquotedSkeleton = (parts: readonly Node[]): string => parts.map((p) => (nodeType(p) === 'Lit' ? (p as Lit).Value.replace(/\\[\s\S]/g, 'x') : 'x')).join('');
+const BRACE_EXPANSION = /\{[^{}]*(,|\.\.)[^{}]*\}/;
+
+// Bash (behind ssh, or `bash -c`) expands `{a,b}` into several words; dash passes it as it is. Where that can change
+// the program run (the first word) or start an option (nothing literal before the brace), the classifier cannot know
+// which words the program gets (callWords). `cp f{,.bak}` and `/srv/{a,b}` keep their literal start: left alone.
+
+/** The construct a node is, when the running shell may read it differently from the classifier. */
+function hazardOf(type: string, node: Node, source: Source): Construct | undefined {
+  switch (type) {
+    case 'ArithmCmd':
+    case 'LetClause':
+      return 'arithmetic';
+    case 'FuncDecl':
+      return 'function';
+    case 'SglQuoted':
+    case 'DblQuoted':
+      return (node as SglQuoted | DblQuoted).Dollar ? 'ansi-quoting' : undefined;
+    case 'Comment': {
+      // The parser joins the next line to a comment ending in a backslash; every shell ends the comment at the newline.
+      const end = node.End().Offset();
+      return /\\$/.test(source.of(node).replace(/\r?\n$/, '')) && source.slice(end - 1, end + 1).includes('\n') ? 'comment-continuation' : undefined;
+    }
+    default:
+      return undefined;
+  }
 }

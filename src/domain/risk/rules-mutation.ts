@@ -64,6 +64,14 @@ function writesTrace(inv: Invocation): boolean {
   return options(inv, 'abeEIoOpPsSuUX', ['--output']).some((o) => (o.name === '-o' || o.name === '--output') && !HARMLESS_SINKS.includes(o.value ?? ''));
 }
 
+/** What vzdump does to the running guest, by its mode: suspend and stop take the guest away while it runs. */
+function vzdumpMode(inv: Invocation): string | undefined {
+  const mode = options(inv, '', ['--mode']).find((o) => o.name === '--mode' || o.name === '-mode')?.value;
+  if (mode === 'stop') return 'with --mode stop it shuts the guest down for the length of the backup';
+  if (mode === 'suspend') return 'with --mode suspend it suspends the guest for part of the backup';
+  return undefined;
+}
+
 const SYSTEMD_TOOLS = ['systemctl', 'hostnamectl', 'timedatectl', 'localectl', 'loginctl', 'networkctl', 'resolvectl', 'service'];
 
 export const MUTATION_RULES: readonly Rule[] = [
@@ -71,7 +79,7 @@ export const MUTATION_RULES: readonly Rule[] = [
     id: 'dynamic-option',
     class: 'config_mutation',
     reason: 'an argument known only at run time could be an option that writes',
-    examples: ['curl $OPTS http://example.com', 'find $DIR -name x', 'sort $(cat flags) data.txt'],
+    examples: ['date $FMT', 'find $DIR -name x', 'sort $(cat flags) data.txt'],
     match: (inv) => named(...FLAG_SENSITIVE)(inv) && hasDynamicOption(inv),
   },
   {
@@ -183,9 +191,8 @@ export const UNLISTED_RULE: Rule = {
   class: 'config_mutation',
   reason: 'uses an option, operand or statement that is not on its read-only list',
   examples: [
-    'git -c core.fsmonitor=/tmp/x status',
+    'git -c color.ui=always status',
     'git log --output=/tmp/f',
-    'sort --compress-program=sh data.txt',
     'ss -K dst 10.0.0.1',
     "sqlite3 app.db \"SELECT writefile('/tmp/x', 'y')\"",
     'curl gopher://127.0.0.1:6379/_FLUSHALL',
@@ -221,11 +228,27 @@ export const CHANGE_RULES: readonly Rule[] = [
     match: named('apt', 'apt-get', 'aptitude', 'dpkg', 'snap', 'pip', 'pip3', 'npm'),
   },
   {
+    id: 'zpool-scrub',
+    class: 'config_mutation',
+    // Decision: it changes no data, but it loads every disk of the pool for hours, so it waits for an approval.
+    reason: 'reads and verifies every block of the pool in the background (or stops or pauses that), a heavy I/O load on its disks until it ends',
+    examples: ['zpool scrub tank', 'zpool scrub -s rpool', 'zpool trim rpool'],
+    match: (inv) => named('zpool')(inv) && ['scrub', 'trim'].includes(subcommand(inv) ?? ''),
+  },
+  {
+    id: 'vzdump-backup',
+    class: 'config_mutation',
+    reason: 'writes a backup of the guest to storage (and may prune older backups there)',
+    examples: ['vzdump 100', 'vzdump 100 --mode snapshot --storage pbs', 'vzdump --all --mode stop'],
+    match: named('vzdump'),
+    detail: vzdumpMode,
+  },
+  {
     id: 'proxmox-change',
     class: 'config_mutation',
     reason: 'changes a Proxmox guest, storage or cluster setting',
     examples: ['pct set 132 --memory 4096', 'pct start 132', 'pct stop 132', 'pct reboot 132', 'pct migrate 132 strong', 'qm set 101 --memory 8192', 'qm start 101', 'qm stop 101', 'pct create 140 local:vztmpl/debian.tar.zst'],
-    match: named('pct', 'qm', 'pvesm', 'pvesh', 'pvecm', 'ha-manager', 'vzdump', 'qmrestore', 'pct-restore'),
+    match: named('pct', 'qm', 'pvesm', 'pvesh', 'pvecm', 'ha-manager', 'qmrestore', 'pct-restore'),
   },
   {
     id: 'docker-change',
@@ -238,7 +261,7 @@ export const CHANGE_RULES: readonly Rule[] = [
     id: 'zfs-change',
     class: 'config_mutation',
     reason: 'changes ZFS datasets, snapshots or pools',
-    examples: ['zfs snapshot rpool/data@x', 'zfs set compression=lz4 tank', 'zpool scrub tank', 'zfs create tank/new'],
+    examples: ['zfs snapshot rpool/data@x', 'zfs set compression=lz4 tank', 'zfs create tank/new'],
     match: named('zfs', 'zpool'),
   },
   {
@@ -256,17 +279,10 @@ export const CHANGE_RULES: readonly Rule[] = [
     match: named('kill', 'killall', 'pkill'),
   },
   {
-    id: 'power-state',
-    class: 'config_mutation',
-    reason: 'reboots or powers off the machine',
-    examples: ['reboot', 'shutdown -r now', 'poweroff'],
-    match: named('reboot', 'shutdown', 'poweroff', 'halt'),
-  },
-  {
     id: 'network-change',
     class: 'config_mutation',
     reason: 'changes addresses, routes, links or firewall rules',
-    examples: ['ip addr add 10.0.0.2/24 dev eth0', 'ip link set eth0 down', 'iptables -A INPUT -j DROP', 'nft add rule inet filter input tcp dport 22 accept', 'ufw allow 22/tcp', 'firewall-cmd --add-port=8080/tcp'],
+    examples: ['ip addr add 10.0.0.2/24 dev eth0', 'ip link set veth132i0 down', 'iptables -A INPUT -j DROP', 'nft add rule inet filter input tcp dport 22 accept', 'ufw allow 22/tcp', 'firewall-cmd --add-port=8080/tcp'],
     match: (inv) => named('ip', 'ifup', 'ifdown')(inv) || FIREWALL_TOOL(inv),
   },
   {

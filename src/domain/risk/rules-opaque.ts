@@ -3,7 +3,9 @@
 import type { Invocation } from './args.ts';
 import { named, positionals, values } from './args.ts';
 import { AWKS, awkRunsCode } from './awk.ts';
+import { assignmentRunsCode, wrapperAssignments } from './environment.ts';
 import { interpreterProgram } from './interpreters.ts';
+import { optionRunsProgram, programByPath } from './runs-program.ts';
 import type { Rule } from './rule.ts';
 import { sedRunsCode } from './sed.ts';
 import { hiddenInSql, sqlFromElsewhere, sqlOf } from './sql.ts';
@@ -52,7 +54,7 @@ export function hiddenCode(inv: Invocation): string | undefined {
   if (named(...AWKS)(inv)) return awkRunsCode(inv);
   if (named('sed')(inv)) return sedRunsCode(inv);
   if (named('redis-cli')(inv)) return redisCode(inv);
-  return sqlCode(inv) ?? scheduled(inv) ?? interpreterProgram(inv);
+  return sqlCode(inv) ?? scheduled(inv) ?? interpreterProgram(inv) ?? programByPath(inv) ?? optionRunsProgram(inv) ?? assignmentRunsCode(wrapperAssignments(inv));
 }
 
 export const OPAQUE_CODE_RULE: Rule = {
@@ -79,6 +81,33 @@ export const OPAQUE_CODE_RULE: Rule = {
     'sudo -i',
     '$CMD /tmp',
     'echo "rm -rf /tmp/x" | at now',
+    './cleanup.sh',
+    '/root/cleanup.sh --all',
+    'sudo /opt/tools/fix',
+    'LD_PRELOAD=/tmp/x.so ls',
+    "GIT_SSH_COMMAND='sh -c id' git fetch",
+    'PATH=/tmp/evil:$PATH ls',
+    'env PYTHONPATH=/tmp python3 -m http.server',
+    'sudo LD_LIBRARY_PATH=/tmp ls',
+    'git -c core.fsmonitor=/tmp/x status',
+    'git -ccore.pager=sh log',
+    'git ls-remote --upload-pack=/tmp/x .',
+    'git clone -u /tmp/x host:repo',
+    'git --exec-path=/tmp log',
+    'sort -S1 --compress-program=sh data.txt',
+    'sort --compress-prog sh data.txt',
+    'tar --to-command=sh -xf a.tar',
+    'tar -I /tmp/x -cf a.tar /etc',
+    'tar xIf /tmp/x a.tar',
+    "rsync -e 'sh -c id' a host:b",
+    'rsync --rsync-path=/tmp/x a host:b',
+    "ssh -o ProxyCommand='sh -c id' host ls",
+    'ssh -oLocalCommand=id -oPermitLocalCommand=yes host ls',
+    'scp -S /tmp/x a host:b',
+    'man -P /tmp/x ls',
+    'zip -T -TT /tmp/x a.zip f',
+    'tcpdump -w /tmp/c -z /tmp/x',
+    "apt-get -o APT::Update::Pre-Invoke::=/tmp/x update",
   ],
   match: (inv) => hiddenCode(inv) !== undefined,
   detail: hiddenCode,

@@ -3,8 +3,11 @@
 import { named } from './args.ts';
 import { writesFile } from './redirects.ts';
 import { DESTRUCTIVE_RULES } from './rules-destructive.ts';
+import { CONSTRUCT_ONLY_RULES, DIALECT_RULES } from './rules-dialect.ts';
 import { EMPTY_FILE_RULE } from './rules-empty-file.ts';
 import { FIREWALL_DESTRUCTIVE_RULE } from './rules-firewall.ts';
+import { EXFILTRATION_RULE, EXPOSURE_RULES } from './rules-exposure.ts';
+import { DEVICE_WRITE_RULE, HOST_RULES } from './rules-host.ts';
 import { CHANGE_RULES, MUTATION_RULES } from './rules-mutation.ts';
 import { OPAQUE_CODE_RULE } from './rules-opaque.ts';
 import { READ_RULES } from './rules-read.ts';
@@ -12,9 +15,10 @@ import type { Rule } from './rule.ts';
 
 export { EMPTY_FILE_RULE } from './rules-empty-file.ts';
 export { OPAQUE_CODE_RULE } from './rules-opaque.ts';
+export { assignmentFinding } from './rules-exposure.ts';
 
 /** Bump whenever a rule changes: approvals hash it in, so a changed rule set never reuses an old approval. */
-export const RULES_VERSION = 3;
+export const RULES_VERSION = 2;
 
 export const REDIRECT_RULE: Rule = {
   id: 'redirect-write',
@@ -28,9 +32,12 @@ const SHELL_BUILTIN_RULE: Rule = {
   id: 'shell-builtin',
   class: 'reversible_low',
   reason: "only changes the shell's own state",
-  examples: ['cd /tmp && ls', 'exec 2>&1', 'export PATH=/usr/sbin:$PATH', 'set -euo pipefail; ls', '[[ -f /etc/exports ]] && cat /etc/exports', 'local x=1'],
-  match: named('cd', 'command', 'exec', 'export', 'declare', 'local', 'readonly', 'typeset', 'set', 'shopt', 'unset', 'alias', '[[', '((', 'let', 'wait', 'read', 'exit', 'return', 'break', 'continue', 'pushd', 'popd', 'umask'),
+  examples: ['cd /tmp && ls', 'exec 2>&1', 'export LANG=C.UTF-8', 'set -euo pipefail; ls', '[[ -f /etc/exports ]] && cat /etc/exports', 'local x=1'],
+  match: named('cd', 'command', 'exec', 'export', 'declare', 'local', 'readonly', 'typeset', 'set', 'shopt', 'unset', '[[', 'wait', 'read', 'exit', 'return', 'break', 'continue', 'pushd', 'popd', 'umask'),
 };
+
+/** Rules that judge a redirection's target before it counts as a plain file written (REDIRECT_RULE). */
+export const REDIRECT_TARGET_RULES: readonly Rule[] = [DEVICE_WRITE_RULE, EXFILTRATION_RULE];
 
 /** Outcomes the walk decides itself, without a matcher. */
 export const EMPTY_RULE: Rule = {
@@ -49,16 +56,18 @@ export const ASSIGNMENT_RULE: Rule = {
 
 export const UNPARSEABLE_RULE: Rule = {
   id: 'unparseable',
-  class: 'config_mutation',
-  reason: 'the shell parser rejects it, so what it does is unknown',
-  examples: ["echo 'unterminated", 'ls &&', 'if true; then'],
+  // Destructive, not config_mutation: what bash's grammar rejects, dash may still run in part (`((cat f))` is two
+  // subshells running `cat f` there), and an assent window would run it without asking.
+  class: 'destructive',
+  reason: 'the shell parser rejects it, so what it does is unknown (the shell that runs it may still run parts of it)',
+  examples: ["echo 'unterminated", 'ls &&', 'if true; then', '((cat f))'],
 };
 
 export const UNKNOWN_RULE: Rule = {
   id: 'unknown-command',
   class: 'config_mutation',
   reason: 'not a command the classifier knows to be read-only',
-  examples: ['frobnicate --all', 'pct exec 132 -- /usr/local/bin/backup.sh', 'python3 -m http.server', 'top'],
+  examples: ['frobnicate --all', 'pct exec 132 -- backup-now', 'python3 -m http.server', 'top'],
 };
 
 export const OPAQUE_RULE: Rule = {
@@ -70,9 +79,16 @@ export const OPAQUE_RULE: Rule = {
 
 export const TOO_DEEP_RULE: Rule = {
   id: 'nesting-too-deep',
-  class: 'config_mutation',
+  class: 'destructive',
   reason: 'wrappers are nested too deeply to follow',
   examples: [`${'sudo '.repeat(40)}ls`],
+};
+
+export const TOO_COMPLEX_RULE: Rule = {
+  id: 'too-complex',
+  class: 'destructive',
+  reason: 'too complex to classify: what it runs is not known',
+  examples: [`${'('.repeat(65)}ls${')'.repeat(65)}`, `echo ${'$('.repeat(65)}ls${')'.repeat(65)}`, `${'ls | '.repeat(400)}ls`],
 };
 
 /**
@@ -80,10 +96,13 @@ export const TOO_DEEP_RULE: Rule = {
  * wrapper is transparent and what it runs is classified instead; otherwise the wrapper's own verdict counts too.
  */
 export const RULES_BEFORE_WRAPPERS: readonly Rule[] = [
+  ...DIALECT_RULES,
   OPAQUE_CODE_RULE,
   ...DESTRUCTIVE_RULES,
+  ...HOST_RULES,
   EMPTY_FILE_RULE,
   FIREWALL_DESTRUCTIVE_RULE,
+  ...EXPOSURE_RULES,
   ...MUTATION_RULES,
   ...READ_RULES,
   SHELL_BUILTIN_RULE,
@@ -103,4 +122,6 @@ export const RULES: readonly Rule[] = [
   UNKNOWN_RULE,
   OPAQUE_RULE,
   TOO_DEEP_RULE,
+  TOO_COMPLEX_RULE,
+  ...CONSTRUCT_ONLY_RULES,
 ];

@@ -73,7 +73,7 @@ const STRUCTURE: readonly Row[] = [
   ['if systemctl is-active x; then systemctl restart x; fi', MUT, 'service-change'],
   ['for f in /var/log/*.gz; do rm "$f"; done', DES, 'rm-files'],
   ['while read -r l; do echo "$l"; done < /etc/hosts', LOW],
-  ['case "$1" in a) ls;; b) reboot;; esac', MUT, 'power-state'],
+  ['case "$1" in a) ls;; b) reboot;; esac', DES, 'power-state'],
   ['x=$(mkfs.ext4 /dev/sdb)', DES, 'format-device'],
   ['diff <(ls /a) <(ls /b)', LOW],
   ['f() { zpool destroy tank; }', DES, 'zfs-destroy'],
@@ -243,7 +243,7 @@ const READ_ONLY: readonly Row[] = [
 
 const UNKNOWN: readonly Row[] = [
   ['frobnicate', MUT, 'unknown-command'],
-  ['./deploy.sh', MUT, 'unknown-command'],
+  ['./deploy.sh', DES, 'opaque-code'],
   ['python3 -m http.server', MUT, 'unknown-command'],
   ['hostname other', MUT, 'system-settings-change'],
   ['top', MUT, 'unknown-command'],
@@ -251,10 +251,10 @@ const UNKNOWN: readonly Row[] = [
   ['$CMD', DES, 'opaque-code'],
   ['bash /root/fix.sh', DES, 'opaque-code'],
   ["ssh host \"$REMOTE\"", DES, 'opaque-code'],
-  ["echo 'unterminated", MUT, 'unparseable'],
-  ['ls &&', MUT, 'unparseable'],
-  ['for x in', MUT, 'unparseable'],
-  ["bash -c 'echo \"open'", MUT, 'unparseable'],
+  ["echo 'unterminated", DES, 'unparseable'],
+  ['ls &&', DES, 'unparseable'],
+  ['for x in', DES, 'unparseable'],
+  ["bash -c 'echo \"open'", DES, 'unparseable'],
   ['', LOW, 'empty-command'],
   ['   \n  ', LOW, 'empty-command'],
 ];

@@ -87,7 +87,7 @@ export async function serve(config: Config): Promise<void> {
   if (stopping) return;
   if (!tls && !LOOPBACK.has(host)) {
     app.log.warn(
-      `PLAIN HTTP ON A NON-LOOPBACK ADDRESS (${host}): API tokens and approvals cross the network unencrypted. Set NOMOS_TLS_CERT and NOMOS_TLS_KEY, or listen on 127.0.0.1 behind a TLS proxy (README, "Behind a proxy")`,
+      `PLAIN HTTP ON A NON-LOOPBACK ADDRESS (${host}): API tokens and approvals cross the network unencrypted. Set NOMOS_TLS_CERT and NOMOS_TLS_KEY, or listen on 127.0.0.1 behind a TLS proxy (docs/security.md, "TLS")`,
     );
   }
   runtime.startProjectors((name, error) => app.log.error({ err: error, projection: name }, 'projector error; retrying'), {

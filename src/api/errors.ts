@@ -100,6 +100,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
       const limit = request.routeOptions.bodyLimit;
       Object.assign(p, { detail: `the body is larger than ${limit} bytes, the most this server takes (NOMOS_BODY_LIMIT)`, max_bytes: limit });
     }
+    if (typeof p.retry_after_seconds === 'number') void reply.header('retry-after', String(p.retry_after_seconds));
     if (p.status >= 500) request.log.error({ err: error }, 'unhandled error');
     return reply.status(p.status).type('application/problem+json').send(p);
   });

@@ -96,7 +96,8 @@ program
 program
   .command('mcp')
   .description(`serve MCP on stdin/stdout for an agent that starts its tools as a process, through the server at NOMOS_URL (default ${DEFAULT_URL}) with NOMOS_TOKEN`)
-  .action(async () => (await import('./mcp.ts')).bridgeStdio());
+  .option('--name <name>', 'the client name the server is told at the handshake, instead of the one the agent gives; with auth off the calls are recorded as agent:<name>')
+  .action(async (options: { name?: string }) => (await import('./mcp.ts')).bridgeStdio(process.env, options.name === undefined ? {} : { name: options.name }));
 
 program
   .command('classify')

@@ -76,6 +76,12 @@ export class McpSessions {
     return rows[0] ? fromRow(rows[0]) : null;
   }
 
+  /** Whom a session was opened for: with auth off, a request's only way to know its client. */
+  async principalOf(id: string): Promise<McpPrincipal | null> {
+    const { rows } = await this.db.query<Pick<Row, 'actor_role' | 'actor_id'>>('SELECT actor_role, actor_id FROM mcp_sessions WHERE id = $1', [id]);
+    return rows[0] ? { role: rows[0].actor_role, name: rows[0].actor_id } : null;
+  }
+
   async close(id: string, principal: McpPrincipal): Promise<boolean> {
     const { rows } = await this.db.query<{ id: string }>('DELETE FROM mcp_sessions WHERE id = $1 AND actor_role = $2 AND actor_id = $3 RETURNING id', [id, principal.role, principal.name]);
     return rows.length > 0;

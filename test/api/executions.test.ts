@@ -15,10 +15,10 @@ import { type TestServer, startTestServer } from '../support/server.ts';
 import { until } from '../support/until.ts';
 import { type SshPeer, startSshPeer, sshOf } from '../support/ssh-peer.ts';
 
-const tokens = parseTokens('operator:alice:op-secret-1,agent:nomos:agent-secret-1,auditor:audit:audit-secret-1');
-const agent = { authorization: 'Bearer agent-secret-1' };
-const operator = { authorization: 'Bearer op-secret-1' };
-const auditor = { authorization: 'Bearer audit-secret-1' };
+const tokens = parseTokens('operator:alice:op-secret-1-long-enough-for-32-chars,agent:nomos:agent-secret-1-long-enough-for-32-chars,auditor:audit:audit-secret-1-long-enough-for-32-chars');
+const agent = { authorization: 'Bearer agent-secret-1-long-enough-for-32-chars' };
+const operator = { authorization: 'Bearer op-secret-1-long-enough-for-32-chars' };
+const auditor = { authorization: 'Bearer audit-secret-1-long-enough-for-32-chars' };
 
 
 describe.each(databases)('executions API on $name', (database) => {

@@ -35,7 +35,7 @@ check() {
 
 # README: a session
 N=${NOMOS_URL:-http://127.0.0.1:8092}
-id=$(curl -s -X POST $N/sessions | jq -r .session_id)
+id=$(curl -s -X POST $N/sessions -H 'X-Nomos-Actor: agent:rclone-bot' | jq -r .session_id)   # the session is the agent's: it writes only to its own
 
 cmd() { curl -s -w '\n' -X POST "$N/sessions/$id/commands" -H 'content-type: application/json' -H 'X-Nomos-Actor: agent:rclone-bot' -d "$1"; }
 cmd '{"type":"post_user_message","text":"the rclone backup is broken"}'

@@ -2,7 +2,7 @@
 // calls, plan and raw events, and delete. Queries answer from the read models and say how fresh they are.
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { deleteSession, executeSessionCommand, startSession } from '../commands/session.ts';
+import { deleteSession, executeSessionCommand, handOverSession, startSession } from '../commands/session.ts';
 import { CommandText, PathText } from '../domain/command-text.ts';
 import { classify } from '../domain/risk/index.ts';
 import { SessionCommand } from '../domain/session/commands.ts';
@@ -17,7 +17,7 @@ import { MinPosition, asOfPosition, awaitPosition, stamp } from './freshness.ts'
 import { PAGE_DEFAULT, PAGE_MAX, PageQuery, linkNext } from './pages.ts';
 import { BODY, CALLER, LAG, ROLE, WRITE, notFound } from './responses.ts';
 import { parseSince } from './since.ts';
-import { CommandReply, InspectReply, Plan, RunReply, SessionDetail, SessionEvents, SessionPage, ToolCalls } from './views.ts';
+import { CommandReply, HandOverReply, InspectReply, Plan, PrincipalName, RunReply, SessionDetail, SessionEvents, SessionPage, ToolCalls } from './views.ts';
 
 const SessionParams = z.strictObject({ id: z.uuid({ error: 'session id must be a UUID' }) });
 const ReadQuery = z.strictObject({ min_position: MinPosition });
@@ -160,6 +160,15 @@ const DELETE_SCHEMA = {
   response: { 200: CommandReply, ...WRITE, ...BODY, ...NO_SESSION },
 };
 
+const OWNER_SCHEMA = {
+  summary: 'Hand a session over to another principal',
+  tags: TAGS,
+  description: 'Operators only. The session then belongs to `owner` (role:id, such as agent:rclone-bot): an agent writes only to sessions it owns.',
+  params: SessionParams,
+  body: z.strictObject({ owner: PrincipalName }),
+  response: { 200: HandOverReply, ...WRITE, ...BODY, ...notFound('No such session (session_not_found, session_deleted)') },
+};
+
 export const sessionsApi: FastifyPluginCallbackZod = (app, _options, done) => {
   const { runtime, readWaitMs } = app.nomos;
   const deps = runtime.commandDeps;
@@ -268,6 +277,10 @@ export const sessionsApi: FastifyPluginCallbackZod = (app, _options, done) => {
       })),
     };
   });
+
+  app.post('/sessions/:id/owner', { schema: OWNER_SCHEMA }, async (request) =>
+    handOverSession(deps, request.params.id, request.body.owner, commandContext(request, ['operator'], 'hand a session over')),
+  );
 
   app.delete('/sessions/:id', { schema: DELETE_SCHEMA }, async (request) =>
     deleteSession(deps, request.params.id, request.body?.reason ?? null, commandContext(request, ['operator'], 'delete a session')),

@@ -320,6 +320,7 @@ class SessionsBatch {
       case 'ExecutionSucceeded':
       case 'AssentOpened':
       case 'AssentClosed':
+      case 'SessionHandedOver':
       case 'TurnStarted':
       case 'TurnCancelRequested':
       case 'TurnEnded':

@@ -62,6 +62,10 @@ export const Session = z.object({
   last_active_at: Time,
   closed_at: Time.nullable(),
   duration_seconds: z.number().int(),
+  owner: Actor.nullable().describe('whom the session belongs to'),
+  deleted: z.boolean().describe('listed only with include_deleted=true (operators and auditors)'),
+  deleted_at: z.string().nullable(),
+  deleted_by: Actor.nullable(),
 });
 
 export const SessionPage = z.object({

@@ -35,7 +35,7 @@ check() {
 
 # README: a session
 N=${NOMOS_URL:-http://127.0.0.1:8092}
-id=$(curl -s -X POST -H 'X-Nomos-Client: curl' $N/sessions | jq -r .session_id)
+id=$(curl -s -X POST $N/sessions -H 'X-Nomos-Client: curl' -H 'X-Nomos-Actor: agent:rclone-bot' | jq -r .session_id)   # the session is the agent's: it writes only to its own
 
 cmd() { curl -s -w '\n' -X POST "$N/sessions/$id/commands" -H 'content-type: application/json' -H 'X-Nomos-Actor: agent:rclone-bot' -d "$1"; }
 cmd '{"type":"post_user_message","text":"the rclone backup is broken"}'
@@ -58,7 +58,7 @@ check 'the tool calls' "$(curl -s $N/sessions/$id/tool_calls)" 'length == 1 and 
 curl -s $N/sessions/$id/plan | jq -c '.steps[] | {seq, title, status}'
 check 'the plan' "$(curl -s $N/sessions/$id/plan)" '[.steps[].status] == ["running", "pending"]'
 curl -s $N/sessions/$id/events | jq -c '.events[] | {position, type, actor: .metadata.actor}'
-check 'the events' "$(curl -s $N/sessions/$id/events)" '.events[0].metadata.actor == {role: "operator", id: "anonymous"} and .events[-1].metadata.actor == {role: "agent", id: "rclone-bot"} and (.events | length) == 8'
+check 'the events' "$(curl -s $N/sessions/$id/events)" '.events[0].metadata.actor == {role: "agent", id: "rclone-bot"} and .events[0].data.owner == {role: "agent", id: "rclone-bot"} and .events[-1].metadata.actor == {role: "agent", id: "rclone-bot"} and (.events | length) == 8'
 
 # README: the fleet
 jq -n --arg host "${FLEET_HOST:-192.168.8.10}" --argjson port "${FLEET_PORT:-22}" --arg user "${FLEET_USER:-root}" '{entities: [

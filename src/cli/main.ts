@@ -90,8 +90,9 @@ program
   .option('--since <when>', 'sessions active since: a duration (90m, 24h, 7d) or an RFC 3339 time', '7d')
   .option('--outcome <outcome>', 'only sessions that ended success, partial or failed')
   .option('--blocker <blocker>', 'only sessions with this blocker')
+  .option('--include-deleted', 'deleted sessions too (operators and auditors)')
   .option('--json', 'print the report as JSON: {sessions, summary, as_of_position}')
-  .action(async (options: { since: string; outcome?: string; blocker?: string; json?: boolean }) => (await import('./audit.ts')).auditAction(options));
+  .action(async (options: { since: string; outcome?: string; blocker?: string; includeDeleted?: boolean; json?: boolean }) => (await import('./audit.ts')).auditAction(options));
 
 program
   .command('mcp')

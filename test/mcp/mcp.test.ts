@@ -190,6 +190,8 @@ describe.each(cases)('MCP over $door ($database.name)', ({ door, database }) => 
   it("works in a session it names (session_id), and reads what it wrote back as a knowledge resource", async () => {
     const created = await server.request('POST', '/sessions', undefined, operator);
     const named = created.body.session_id as string;
+    // An agent works only in its own sessions: the operator hands this one over first (test/mcp/owners.test.ts).
+    expect((await server.request('POST', `/sessions/${named}/owner`, { owner: 'agent:claude-box' }, operator)).status).toBe(200);
     const goal = await call(agent, 'set_goal', { goal: 'Write down how the peer is reached', session_id: named });
     expect(goal._meta?.['nomos/session_id']).toBe(named);
     // Its later calls stay there without naming it again.

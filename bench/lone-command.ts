@@ -3,10 +3,10 @@
 // the read models show it (read-your-writes, the default), and `GET /sessions?limit=50`, interleaved so that a
 // slower moment of the machine falls on all four alike. `npm run bench:lone -- --requests 500`; PostgreSQL at
 // DATABASE_URL (default 127.0.0.1:5432), a fresh database dropped at the end.
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { parseArgs } from 'node:util';
 import { createBenchDatabase } from './database.ts';
-import { percentile } from './latency.ts';
+import { call as callOn, percentile } from './latency.ts';
 import { startServer } from './server.ts';
 
 const { values } = parseArgs({ options: { requests: { type: 'string', default: '500' }, port: { type: 'string', default: '18790' } } });
@@ -14,21 +14,8 @@ const requests = Number(values.requests);
 if (!Number.isInteger(requests) || requests < 1) throw new Error(`--requests must be a positive integer, got ${values.requests}`);
 
 const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+const call = (base: string, method: string, path: string, body?: unknown, headers?: Record<string, string>) => callOn(agent, base, method, path, body, headers);
 
-function call(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const payload = body === undefined ? undefined : JSON.stringify(body);
-    const sent = payload === undefined ? headers : { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) };
-    const req = request(`${base}${path}`, { method, agent, headers: sent }, (res) => {
-      let text = '';
-      res.on('data', (chunk: Buffer) => (text += chunk.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
 
 const database = await createBenchDatabase(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres', 2);
 const server = await startServer(database.url, Number(values.port));

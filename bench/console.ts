@@ -16,7 +16,7 @@ const quantile = (sorted: readonly number[], q: number) => sorted[Math.min(sorte
 const log = (message: string) => console.error(`bench:console: ${message}`);
 
 async function post(base: string, path: string, body?: unknown): Promise<{ session_id: string; position: number }> {
-  const res = await fetch(base + path, { method: 'POST', ...(body !== undefined && { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }) });
+  const res = await fetch(base + path, { method: 'POST', headers: { 'x-nomos-client': 'bench', ...(body !== undefined && { 'content-type': 'application/json' }) }, ...(body !== undefined && { body: JSON.stringify(body) }) });
   if (!res.ok) throw new Error(`${path} answered ${res.status}: ${await res.text()}`);
   return (await res.json()) as { session_id: string; position: number };
 }

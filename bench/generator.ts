@@ -157,7 +157,8 @@ class SessionPlay {
   /** Decides the command on the folded state and records its events as one append, as handleCommand does. */
   command(command: SessionCommandInput, actor: Actor, advanceMs = this.rng.int(200, 20_000)): SessionEvent[] {
     this.clock += advanceMs;
-    const meta: CommandMetadata = { commandId: this.rng.uuid(), actor, correlationId: '', causationId: '', now: new Date(this.clock).toISOString() };
+    // agent:nomos is the server's own agent loop, which works for the session's owner (the operator who started it).
+    const meta: CommandMetadata = { commandId: this.rng.uuid(), actor, ...(actor === AGENT && { actsForOwner: true }), correlationId: '', causationId: '', now: new Date(this.clock).toISOString() };
     const withIds: CommandMetadata = { ...meta, correlationId: meta.commandId, causationId: meta.commandId };
     const events = decide(command, this.state, withIds);
     this.state = events.reduce(evolve, this.state);

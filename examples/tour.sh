@@ -35,7 +35,7 @@ check() {
 
 # README: a session
 N=${NOMOS_URL:-http://127.0.0.1:8092}
-id=$(curl -s -X POST $N/sessions | jq -r .session_id)
+id=$(curl -s -X POST $N/sessions -H 'X-Nomos-Client: curl' -H 'X-Nomos-Actor: agent:rclone-bot' | jq -r .session_id)   # the session is the agent's: it writes only to its own
 
 cmd() { curl -s -w '\n' -X POST "$N/sessions/$id/commands" -H 'content-type: application/json' -H 'X-Nomos-Actor: agent:rclone-bot' -d "$1"; }
 cmd '{"type":"post_user_message","text":"the rclone backup is broken"}'
@@ -58,7 +58,7 @@ check 'the tool calls' "$(curl -s $N/sessions/$id/tool_calls)" 'length == 1 and 
 curl -s $N/sessions/$id/plan | jq -c '.steps[] | {seq, title, status}'
 check 'the plan' "$(curl -s $N/sessions/$id/plan)" '[.steps[].status] == ["running", "pending"]'
 curl -s $N/sessions/$id/events | jq -c '.events[] | {position, type, actor: .metadata.actor}'
-check 'the events' "$(curl -s $N/sessions/$id/events)" '.events[0].metadata.actor == {role: "operator", id: "anonymous"} and .events[-1].metadata.actor == {role: "agent", id: "rclone-bot"} and (.events | length) == 8'
+check 'the events' "$(curl -s $N/sessions/$id/events)" '.events[0].metadata.actor == {role: "agent", id: "rclone-bot"} and .events[0].data.owner == {role: "agent", id: "rclone-bot"} and .events[-1].metadata.actor == {role: "agent", id: "rclone-bot"} and (.events | length) == 8'
 
 # README: the fleet
 jq -n --arg host "${FLEET_HOST:-192.168.8.10}" --argjson port "${FLEET_PORT:-22}" --arg user "${FLEET_USER:-root}" '{entities: [
@@ -82,13 +82,13 @@ a=$(echo "$r" | jq -r .approval_id)
 curl -s "$N/approvals?status=pending" | jq '.approvals[] | {id, session_goal, command, target, risk_class}'
 check 'the approvals inbox' "$(curl -s "$N/approvals?status=pending")" "any(.approvals[]; .id == \"$a\" and .command == \"touch /tmp/nomos-tour\")"
 check_error_next
-curl -s -X POST $N/approvals/$a/approve -H 'X-Nomos-Actor: agent:rclone-bot' | jq '{status, detail}'   # 403: an agent never approves
-check 'an agent approving' "$(curl -s -X POST $N/approvals/$a/approve -H 'X-Nomos-Actor: agent:rclone-bot')" '.status == 403'
-curl -s -X POST $N/approvals/$a/approve | jq .execution   # the operator approves: it runs, exactly once
+curl -s -X POST -H 'X-Nomos-Client: curl' $N/approvals/$a/approve -H 'X-Nomos-Actor: agent:rclone-bot' | jq '{status, detail}'   # 403: an agent never approves
+check 'an agent approving' "$(curl -s -X POST -H 'X-Nomos-Client: curl' $N/approvals/$a/approve -H 'X-Nomos-Actor: agent:rclone-bot')" '.status == 403'
+curl -s -X POST -H 'X-Nomos-Client: curl' $N/approvals/$a/approve | jq .execution   # the operator approves: it runs, exactly once
 check 'the approved command' "$(curl -s "$N/executions/$(echo "$r" | jq -r .execution_id)")" '.status == "succeeded" and .exit_code == 0'
 check_error_next
-curl -s -X POST $N/approvals/$a/approve | jq '{status, code}'   # 409: a second approval runs nothing
-check 'a second approval' "$(curl -s -X POST $N/approvals/$a/approve)" '.status == 409'
+curl -s -X POST -H 'X-Nomos-Client: curl' $N/approvals/$a/approve | jq '{status, code}'   # 409: a second approval runs nothing
+check 'a second approval' "$(curl -s -X POST -H 'X-Nomos-Client: curl' $N/approvals/$a/approve)" '.status == 409'
 r=$(cmd '{"type":"run","target":"host:strong","command":"rm /tmp/nomos-tour"}')   # destructive: always waits
 curl -s -X POST $N/approvals/$(echo "$r" | jq -r .approval_id)/deny -d '{"reason":"not during backups"}' -H 'content-type: application/json' | jq -c
 check 'the denied command' "$(curl -s "$N/executions/$(echo "$r" | jq -r .execution_id)")" '.status == "denied"'
@@ -119,7 +119,7 @@ check 'the partial session' "$(curl -s "$N/sessions?outcome=partial&since=24h")"
 curl -s "$N/sessions?entity_id=lxc:rclone&outcome=partial" | jq -r '.sessions[] | "\(.id[:8]) \(.blocker) \(.summary)"'
 curl -s "$N/sessions?since=7d&limit=1000&fields=outcome,blocker,tool_call_count" | jq -c '.sessions[]'
 check 'only some fields' "$(curl -s "$N/sessions?fields=outcome,blocker")" '.sessions[0] | keys == ["blocker", "id", "outcome"]'
-id2=$(curl -s -X POST $N/sessions | jq -r .session_id)   # a new session on the same trouble hears of the unfinished one
+id2=$(curl -s -X POST -H 'X-Nomos-Client: curl' $N/sessions | jq -r .session_id)   # a new session on the same trouble hears of the unfinished one
 r=$(curl -s -X POST $N/sessions/$id2/commands -H 'content-type: application/json' -d '{"type":"set_goal","goal":"Raise the rclone container memory after the backups"}')
 echo "$r" | jq -c '.recent_unfinished_sessions[]'
 check 'the unfinished session' "$r" "any(.recent_unfinished_sessions[]; .id == \"$id\")"

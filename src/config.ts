@@ -1,6 +1,7 @@
 // Configuration from the environment, parsed once at start; a bad value stops the start with a clear message.
 import { z } from 'zod';
 import { type ApiToken, parseTokens } from './api/tokens.ts';
+import { parseAllowedHosts, parseAllowedOrigins } from './api/hosts.ts';
 import type { ExecutionSettings } from './execution/service.ts';
 import { type AllowList, parseAllowList } from './adapters/http/address.ts';
 
@@ -15,8 +16,15 @@ const Env = z.object({
   NOMOS_BODY_LIMIT: z.coerce.number().int().min(1024).default(1_048_576),
   /** Event streams (a session's, /changes) one token, or with auth off one address, may hold open at once. */
   NOMOS_MAX_STREAMS: z.coerce.number().int().min(1).max(100_000).default(32),
-  /** role:name:token entries, comma-separated; unset means auth is off and the server stays on loopback. */
+  /** role:name:token entries, comma-separated, tokens of 32+ characters; unset means auth is off and the server stays on loopback. */
   NOMOS_TOKENS: z.string().optional(),
+  /** Names of this server a request's Host may carry besides loopback and HOST (behind a proxy, or a LAN name). */
+  NOMOS_ALLOWED_HOSTS: z.string().optional(),
+  /** Origins besides the server's own whose pages may change state. */
+  NOMOS_ALLOWED_ORIGINS: z.string().optional(),
+  /** PEM certificate (chain) and private key: the server speaks HTTPS. Both or neither. */
+  NOMOS_TLS_CERT: z.string().min(1).optional(),
+  NOMOS_TLS_KEY: z.string().min(1).optional(),
   /** Path of the SSH private key commands run with; unset: runs are refused as unreachable. */
   NOMOS_SSH_KEY: z.string().min(1).optional(),
   NOMOS_RUN_WAIT_MS: z.coerce.number().int().min(0).max(600_000).default(30_000),
@@ -55,6 +63,10 @@ export interface Config {
   readonly bodyLimit: number;
   readonly maxStreams: number;
   readonly tokens: readonly ApiToken[];
+  readonly allowedHosts: readonly string[];
+  readonly allowedOrigins: readonly string[];
+  /** Paths of the PEM certificate and key; null: plain HTTP. */
+  readonly tls: { readonly certPath: string; readonly keyPath: string } | null;
   readonly sshKeyPath: string | null;
   readonly execution: ExecutionSettings;
   readonly sweepMs: number;
@@ -72,6 +84,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new Error(`bad configuration: ${problems}`);
   }
   const e = parsed.data;
+  if ((e.NOMOS_TLS_CERT === undefined) !== (e.NOMOS_TLS_KEY === undefined)) {
+    throw new Error(`bad configuration: NOMOS_TLS_CERT and NOMOS_TLS_KEY go together; only ${e.NOMOS_TLS_CERT === undefined ? 'NOMOS_TLS_KEY' : 'NOMOS_TLS_CERT'} is set`);
+  }
   return {
     databaseUrl: e.DATABASE_URL ?? null,
     eventStoreUrl: e.EVENTSTORE_URL ?? null,
@@ -82,6 +97,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimit: e.NOMOS_BODY_LIMIT,
     maxStreams: e.NOMOS_MAX_STREAMS,
     tokens: parseTokens(e.NOMOS_TOKENS ?? ''),
+    allowedHosts: parseAllowedHosts(e.NOMOS_ALLOWED_HOSTS ?? ''),
+    allowedOrigins: parseAllowedOrigins(e.NOMOS_ALLOWED_ORIGINS ?? ''),
+    tls: e.NOMOS_TLS_CERT !== undefined && e.NOMOS_TLS_KEY !== undefined ? { certPath: e.NOMOS_TLS_CERT, keyPath: e.NOMOS_TLS_KEY } : null,
     sshKeyPath: e.NOMOS_SSH_KEY ?? null,
     execution: {
       shortWaitMs: e.NOMOS_RUN_WAIT_MS,

@@ -106,7 +106,8 @@ export class Agent {
   }
 
   private async runTurn(sessionId: string, turnId: string, ctx: CommandContext, signal: AbortSignal, stopReason: () => 'lost' | 'cancelled' | 'shutdown' | null): Promise<void> {
-    const agentCtx: CommandContext = { ...ctx, actor: { role: 'agent', id: 'nomos' } };
+    // The turn is the owner's (their message started it): the agent writes and runs as the owner may.
+    const agentCtx: CommandContext = { ...ctx, actor: { role: 'agent', id: 'nomos' }, actsForOwner: true };
     const tools = toolDefinitions();
     const system = `${this.options.systemPrompt}\n\n${await this.options.fleetSnapshot()}`;
     let calls = 0;

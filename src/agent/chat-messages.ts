@@ -58,6 +58,7 @@ export function toChatMessage(sessionId: string, event: StoredEvent): ChatMessag
     case 'ApprovalCancelled':
     case 'AssentOpened':
     case 'AssentClosed':
+    case 'SessionHandedOver':
     case 'TurnStarted':
     case 'TurnCancelRequested':
     case 'SessionDeleted':

@@ -4,6 +4,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { type ZodTypeProvider, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Runtime } from '../runtime.ts';
 import { AccessLog } from './access-log.ts';
+import { AuthThrottle } from './auth-throttle.ts';
 import type { ApiToken } from './auth.ts';
 import { nomosContext } from './context.ts';
 import { entitiesApi } from './entities.ts';
@@ -13,6 +14,7 @@ import { consoleApp } from './console.ts';
 import { drainOnClose } from './drain.ts';
 import { answerFrameworkError, registerErrorHandling } from './errors.ts';
 import { registerJsonBody } from './json-body.ts';
+import { guardOrigin } from './origin.ts';
 import { knowledgeApi } from './knowledge.ts';
 import { mcpApi } from './mcp.ts';
 import { metricsApi } from './metrics.ts';
@@ -35,10 +37,20 @@ export interface AppOptions {
   readonly maxStreamsPerPrincipal?: number;
   /** Where the built web console is (default: web/dist beside the sources). */
   readonly consoleRoot?: string;
+  /** The address or name the server listens on (HOST): a Host header may name it. */
+  readonly listenHost?: string;
+  /** Other names of this server a Host header may carry (NOMOS_ALLOWED_HOSTS); any makes the Host checked with auth on too. */
+  readonly allowedHosts?: readonly string[];
+  /** Origins besides the server's own whose pages may change state (NOMOS_ALLOWED_ORIGINS). */
+  readonly allowedOrigins?: readonly string[];
+  /** PEM certificate and key: the server speaks HTTPS (NOMOS_TLS_CERT, NOMOS_TLS_KEY). */
+  readonly tls?: { readonly cert: string | Buffer; readonly key: string | Buffer };
 }
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
+    // A Fastify built for https types its server as one; the routes and hooks here are the same on both.
+    ...(options.tls && { https: { cert: options.tls.cert, key: options.tls.key } }),
     logger: options.logger ?? false,
     logController: new AccessLog(),
     bodyLimit: options.bodyLimit ?? 1_048_576,
@@ -54,10 +66,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializeAsJson);
   registerErrorHandling(app);
+  const tokens = options.tokens ?? [];
+  const allowedHosts = options.allowedHosts ?? [];
+  // Before authentication, so that a request from a rebinding name or another origin is refused unread.
+  guardOrigin(app, { allowedHosts, allowedOrigins: options.allowedOrigins ?? [], listenHost: options.listenHost ?? null, checkHost: tokens.length === 0 || allowedHosts.length > 0 });
   capStreams(app, options.maxStreamsPerPrincipal ?? DEFAULT_MAX_STREAMS);
   registerJsonBody(app);
   drainOnClose(app);
-  await app.register(nomosContext, { runtime: options.runtime, readWaitMs: options.readWaitMs ?? 5_000, tokens: options.tokens ?? [] });
+  await app.register(nomosContext, { runtime: options.runtime, readWaitMs: options.readWaitMs ?? 5_000, tokens, allowedOrigins: options.allowedOrigins ?? [], throttle: new AuthThrottle() });
   await app.register(readYourWrites);
   // Before every route, so the document sees them all.
   await registerOpenApi(app);

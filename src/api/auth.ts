@@ -1,9 +1,10 @@
 // Who is calling, and may they: API tokens carry a role (operator, agent, auditor) from configuration.
 // With no tokens configured, auth is off (the server then listens on loopback only) and a client may name
-// itself with `X-Nomos-Actor: role[:id]`.
+// itself with `X-Nomos-Actor: role[:id]`; a bearer token is then refused, not ignored, so that nobody believes it checked.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import type { Actor } from '../domain/messages.ts';
+import type { AuthThrottle } from './auth-throttle.ts';
 import { HttpProblem } from './errors.ts';
 import { ApiRole, type ApiToken } from './tokens.ts';
 
@@ -16,14 +17,22 @@ export interface Principal {
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
-export function authenticate(request: FastifyRequest, tokens: readonly ApiToken[]): Principal {
-  if (tokens.length === 0) return fromActorHeader(request);
+/** `throttle` slows down an address that keeps presenting wrong tokens. */
+export function authenticate(request: FastifyRequest, tokens: readonly ApiToken[], throttle: AuthThrottle | null = null): Principal {
   const header = request.headers.authorization;
+  if (tokens.length === 0) {
+    if (header !== undefined) throw new HttpProblem(400, 'auth_off', 'auth is off on this server (NOMOS_TOKENS is unset), so the Authorization header sent would not be checked: remove it, or start the server with NOMOS_TOKENS');
+    return fromActorHeader(request);
+  }
   const match = typeof header === 'string' ? /^Bearer\s+(\S+)$/i.exec(header) : null;
   if (!match) throw new HttpProblem(401, 'unauthenticated', 'send an API token: Authorization: Bearer <token>');
+  throttle?.check(request.ip);
   const given = digest(match[1]!);
   const found = tokens.find((t) => timingSafeEqual(digest(t.token), given));
-  if (!found) throw new HttpProblem(401, 'unauthenticated', 'the API token is not one this server knows');
+  if (!found) {
+    throttle?.fail(request.ip);
+    throw new HttpProblem(401, 'unauthenticated', 'the API token is not one this server knows');
+  }
   return { role: found.role, name: found.name };
 }
 

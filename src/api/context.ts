@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { CommandContext } from '../commands/context.ts';
 import type { Runtime } from '../runtime.ts';
+import type { AuthThrottle } from './auth-throttle.ts';
 import { type ApiRole, type ApiToken, type Principal, authenticate, authorize } from './auth.ts';
 
 export interface ApiOptions {
@@ -10,6 +11,9 @@ export interface ApiOptions {
   readonly readWaitMs: number;
   /** Empty: auth is off. */
   readonly tokens: readonly ApiToken[];
+  /** Origins besides the server's own whose pages may change state (NOMOS_ALLOWED_ORIGINS). */
+  readonly allowedOrigins: readonly string[];
+  readonly throttle: AuthThrottle;
 }
 
 declare module 'fastify' {
@@ -34,7 +38,7 @@ export const nomosContext = fp<ApiOptions>(
         return;
       }
       try {
-        request.principal = authenticate(request, options.tokens);
+        request.principal = authenticate(request, options.tokens, options.throttle);
         next();
       } catch (error) {
         next(error as Error);

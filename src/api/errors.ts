@@ -4,7 +4,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { ConcurrencyError } from '../ports/event-store.ts';
-import { NotFound, RuleViolation } from '../domain/messages.ts';
+import { Forbidden, NotFound, RuleViolation } from '../domain/messages.ts';
 import { InvalidCursorError } from '../projections/sessions.ts';
 
 /** An error raised by the API layer itself, with its HTTP status and stable code. */
@@ -75,6 +75,7 @@ export function toProblem(error: unknown): Problem {
   if (error instanceof HttpProblem) return problem(error.status, error.code, error.message, error.extra);
   if (error instanceof RuleViolation) return problem(409, error.rule, error.message, { rule: error.rule });
   if (error instanceof NotFound) return problem(404, error.code, error.message);
+  if (error instanceof Forbidden) return problem(403, error.code, error.message);
   if (error instanceof ConcurrencyError) {
     return problem(409, error.code, `${error.message}; the command was retried and kept conflicting with concurrent writers — retry it`);
   }
@@ -100,6 +101,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
       const limit = request.routeOptions.bodyLimit;
       Object.assign(p, { detail: `the body is larger than ${limit} bytes, the most this server takes (NOMOS_BODY_LIMIT)`, max_bytes: limit });
     }
+    if (typeof p.retry_after_seconds === 'number') void reply.header('retry-after', String(p.retry_after_seconds));
     if (p.status >= 500) request.log.error({ err: error }, 'unhandled error');
     return reply.status(p.status).type('application/problem+json').send(p);
   });

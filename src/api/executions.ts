@@ -3,6 +3,7 @@
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { CommandText } from '../domain/command-text.ts';
+import { Actor } from '../domain/messages.ts';
 import { classify } from '../domain/risk/index.ts';
 import { Verdict } from '../domain/session/events.ts';
 import { ApprovalStatus, listApprovals, pageSessionExecutions } from '../projections/executions.ts';
@@ -12,7 +13,7 @@ import { HttpProblem } from './errors.ts';
 import { MinPosition, asOfPosition, awaitPosition, stamp } from './freshness.ts';
 import { PAGE_DEFAULT, PAGE_MAX, PageQuery, linkNext } from './pages.ts';
 import { BODY, CALLER, LAG, WRITE, notFound } from './responses.ts';
-import { Approval, AsOf, Execution, ExecutionStatusReply, RunReply, Uuid, Written } from './views.ts';
+import { Approval, AsOf, Execution, ExecutionStatusReply, PrincipalName, RunReply, Uuid, Written } from './views.ts';
 
 const Id = z.strictObject({ id: z.uuid({ error: 'the id must be a UUID' }) });
 
@@ -71,10 +72,10 @@ const DENY_SCHEMA = {
 const ASSENT_SCHEMA = {
   summary: 'Open an assent window on a session',
   tags: TAGS,
-  description: 'For its minutes, config_mutation commands in the session run without asking.',
+  description: "For its minutes, config_mutation commands that `for` (role:id; the session's owner when absent) sends in the session run without asking.",
   params: Id,
-  body: z.strictObject({ minutes: z.number().int().min(1).max(240) }),
-  response: { 200: z.object({ session_id: Uuid, until: z.string(), ...Written }), ...WRITE, ...BODY, ...NO_SESSION },
+  body: z.strictObject({ minutes: z.number().int().min(1).max(240), for: PrincipalName.optional() }),
+  response: { 200: z.object({ session_id: Uuid, until: z.string(), for: Actor.nullable().describe('whose commands run under it'), ...Written }), ...WRITE, ...BODY, ...NO_SESSION },
 };
 
 export const executionsApi: FastifyPluginCallbackZod = (app, _options, done) => {
@@ -122,7 +123,7 @@ export const executionsApi: FastifyPluginCallbackZod = (app, _options, done) => 
   );
 
   app.post('/sessions/:id/assent', { schema: ASSENT_SCHEMA }, async (request) =>
-    executions.openAssent(request.params.id, request.body.minutes, commandContext(request, ['operator'], 'open an assent window')),
+    executions.openAssent(request.params.id, request.body.minutes, request.body.for ?? null, commandContext(request, ['operator'], 'open an assent window')),
   );
 
   done();

@@ -2,13 +2,16 @@
 // tokens. Each request gets its own MCP server object; the session a client was given at its handshake lives in
 // the database (src/mcp/sessions.ts), so any `nomos serve` sharing it answers any request of any client, and
 // answers come as JSON (no stream held open on one server). GET (a server-to-client stream) is not offered: 405,
-// as the transport's specification allows. DELETE ends the client's session.
+// as the transport's specification allows. DELETE ends the client's session. With auth off, a client is
+// recorded as `agent:<its clientInfo name>` (src/mcp/client-actor.ts): never as the operator.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { Client } from '../domain/messages.ts';
 import { type McpPrincipal, type McpSession, McpSessions } from '../mcp/sessions.ts';
 import { authenticate } from './auth.ts';
+import { agentFor } from '../mcp/client-actor.ts';
+import { ownOrigins } from './hosts.ts';
 import { HttpProblem } from './errors.ts';
 
 const SESSION_HEADER = 'mcp-session-id';
@@ -31,7 +34,7 @@ function refuse(reply: FastifyReply, status: number, message: string, id: unknow
 const requestId = (body: unknown): unknown => (typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as { id?: unknown }).id : null);
 
 export const mcpApi: FastifyPluginCallbackZod = (app, _options, done) => {
-  const { runtime, tokens, readWaitMs } = app.nomos;
+  const { runtime, tokens, readWaitMs, throttle, allowedOrigins } = app.nomos;
   const sessions = new McpSessions(runtime.db);
   // Bounded: past it the client reads the read models as they are.
   const caughtUp = async (position: number) => {
@@ -39,11 +42,23 @@ export const mcpApi: FastifyPluginCallbackZod = (app, _options, done) => {
   };
 
   // The auth hook skips these routes (config.public) so that a refusal is a JSON-RPC error an MCP client can show.
-  const who = (request: FastifyRequest, reply: FastifyReply): McpPrincipal | null => {
+  const who = async (request: FastifyRequest, reply: FastifyReply): Promise<McpPrincipal | null> => {
     try {
-      return authenticate(request, tokens);
+      if (tokens.length > 0) return authenticate(request, tokens, throttle);
+      if (request.headers.authorization !== undefined) return authenticate(request, tokens);
+      if (request.headers['x-nomos-actor'] !== undefined) {
+        throw new HttpProblem(400, 'bad_actor', `with auth off an MCP client is recorded as agent:<its clientInfo name>; X-Nomos-Actor is not taken on /mcp: remove it`);
+      }
+      // The handshake names the client; later requests are the client of the session they carry.
+      const handshake = Initialize.safeParse(request.body);
+      if (handshake.success) return agentFor(handshake.data.params.clientInfo.name);
+      const header = request.headers[SESSION_HEADER];
+      const owner = typeof header === 'string' && /^[0-9a-f-]{36}$/.test(header) ? await sessions.principalOf(header) : null;
+      // A session an operator's token opened (on a server with auth on) is not this tokenless caller's.
+      return owner?.role === 'agent' ? owner : agentFor('');
     } catch (error) {
       if (!(error instanceof HttpProblem)) throw error;
+      if (typeof error.extra.retry_after_seconds === 'number') void reply.header('retry-after', String(error.extra.retry_after_seconds));
       void refuse(reply, error.status, `${error.code}: ${error.message}`, requestId(request.body));
       return null;
     }
@@ -62,7 +77,7 @@ export const mcpApi: FastifyPluginCallbackZod = (app, _options, done) => {
   };
 
   app.post('/mcp', { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
-    const principal = who(request, reply);
+    const principal = await who(request, reply);
     if (principal === null) return reply;
     const handshake = Initialize.safeParse(request.body);
     let session: McpSession | null;
@@ -78,7 +93,9 @@ export const mcpApi: FastifyPluginCallbackZod = (app, _options, done) => {
     // The SDK loads with the first MCP request, not with the server (a quarter of a second of its start).
     const [{ buildMcpServer }, { StreamableHTTPServerTransport }] = await Promise.all([import('../mcp/server.ts'), import('@modelcontextprotocol/sdk/server/streamableHttp.js')]);
     const server = buildMcpServer({ principal, session, correlationId: request.id }, { services: runtime.tools, sessions, caughtUp });
-    const transport = new StreamableHTTPServerTransport({ enableJsonResponse: true });
+    // The SDK's own rebinding check, on what the origin guard (./origin.ts) let through: this Host, and the origins of pages it serves.
+    const host = request.headers.host ?? '';
+    const transport = new StreamableHTTPServerTransport({ enableJsonResponse: true, enableDnsRebindingProtection: true, allowedHosts: [host], allowedOrigins: [...ownOrigins(host), ...allowedOrigins] });
     await server.connect(transport);
     reply.raw.on('close', () => void server.close());
     reply.hijack();
@@ -87,7 +104,7 @@ export const mcpApi: FastifyPluginCallbackZod = (app, _options, done) => {
   });
 
   app.delete('/mcp', { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
-    const principal = who(request, reply);
+    const principal = await who(request, reply);
     if (principal === null) return reply;
     const session = await sessionOf(request, reply, principal);
     if (session === null) return reply;

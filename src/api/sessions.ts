@@ -2,14 +2,15 @@
 // calls, plan and raw events, and delete. Queries answer from the read models and say how fresh they are.
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { deleteSession, executeSessionCommand, startSession } from '../commands/session.ts';
+import { deleteSession, executeSessionCommand, handOverSession, startSession } from '../commands/session.ts';
 import { CommandText, PathText } from '../domain/command-text.ts';
 import { classify } from '../domain/risk/index.ts';
 import { SessionCommand } from '../domain/session/commands.ts';
 import { Outcome, Verdict } from '../domain/session/events.ts';
 import { sessionStream } from '../domain/session/stream.ts';
 import { getPlan } from '../projections/plans.ts';
-import { SESSION_FIELDS, type SessionFilter, getSession, listSessionsJson } from '../projections/sessions.ts';
+import type { Queryable } from '../ports/db.ts';
+import { SESSION_FIELDS, type SessionFilter, type SessionView, getSession, listSessionsJson } from '../projections/sessions.ts';
 import { getMessages, getToolCalls } from '../projections/transcript.ts';
 import { commandContext } from './context.ts';
 import { HttpProblem } from './errors.ts';
@@ -17,13 +18,16 @@ import { MinPosition, asOfPosition, awaitPosition, stamp } from './freshness.ts'
 import { PAGE_DEFAULT, PAGE_MAX, PageQuery, linkNext } from './pages.ts';
 import { BODY, CALLER, LAG, ROLE, WRITE, notFound } from './responses.ts';
 import { parseSince } from './since.ts';
-import { CommandReply, InspectReply, Plan, RunReply, SessionDetail, SessionEvents, SessionPage, ToolCalls } from './views.ts';
+import { CommandReply, HandOverReply, InspectReply, Plan, PrincipalName, RunReply, SessionDetail, SessionEvents, SessionPage, ToolCalls } from './views.ts';
 
 const SessionParams = z.strictObject({ id: z.uuid({ error: 'session id must be a UUID' }) });
-const ReadQuery = z.strictObject({ min_position: MinPosition });
 
 /** `cursor=` or `since=` left empty by a script means "not given", not "bad". */
 const blankIsAbsent = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
+
+/** Deleted sessions are read only when asked for: operators and auditors, `include_deleted=true`. */
+const IncludeDeleted = blankIsAbsent(z.enum(['true', 'false'], { error: 'include_deleted must be true or false' }));
+const ReadQuery = z.strictObject({ min_position: MinPosition, include_deleted: IncludeDeleted });
 
 const Since = z.string().transform((value, ctx) => {
   const date = parseSince(value, new Date());
@@ -54,6 +58,8 @@ const ListQuery = z.strictObject({
   status: blankIsAbsent(z.enum(['active', 'done', 'failed'])),
   entity_id: blankIsAbsent(QueryText(200)),
   blocker: blankIsAbsent(QueryText(100)),
+  owner: blankIsAbsent(QueryText(210).regex(/^(operator|agent):[^\s:]{1,200}$/, 'must be role:id with role operator or agent, such as agent:rclone-bot')),
+  include_deleted: IncludeDeleted,
   since: blankIsAbsent(Since),
   limit: z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().int().min(1).max(1_000).default(50)),
   cursor: blankIsAbsent(QueryText(500)),
@@ -72,6 +78,8 @@ function nextPageUrl(q: z.infer<typeof ListQuery>, cursor: string): string {
   if (q.status) next.set('status', q.status);
   if (q.entity_id) next.set('entity_id', q.entity_id);
   if (q.blocker) next.set('blocker', q.blocker);
+  if (q.owner) next.set('owner', q.owner);
+  if (q.include_deleted) next.set('include_deleted', q.include_deleted);
   if (q.since) next.set('since', q.since.toISOString());
   if (q.fields) next.set('fields', q.fields.join(','));
   next.set('limit', String(q.limit));
@@ -80,6 +88,23 @@ function nextPageUrl(q: z.infer<typeof ListQuery>, cursor: string): string {
 }
 
 const TAGS = ['sessions'];
+
+/** Deleted sessions are for operators and auditors to look at; an agent is refused (403). */
+function requireAuditReader(role: string): void {
+  if (role === 'agent') throw new HttpProblem(403, 'forbidden', 'role agent may not read deleted sessions (include_deleted=true is for operators and auditors)');
+}
+
+/** The session a read is about: a deleted one only with include_deleted=true (operators and auditors), else 404. */
+async function readableSession(db: Queryable, id: string, includeDeleted: 'true' | 'false' | undefined, role: string): Promise<SessionView> {
+  if (includeDeleted === 'true') requireAuditReader(role);
+  const session = await getSession(db, id, { includeDeleted: true });
+  if (!session) throw new HttpProblem(404, 'session_not_found', `no session ${id}`);
+  if (session.deleted && includeDeleted !== 'true') {
+    const how = role === 'agent' ? '' : '; operators and auditors read it with include_deleted=true';
+    throw new HttpProblem(404, 'session_deleted', `session ${id} was deleted${how}`);
+  }
+  return session;
+}
 const NO_SESSION = notFound('No such session (session_not_found)');
 
 const LIST_SCHEMA = {
@@ -147,7 +172,7 @@ const TOOL_CALLS_SCHEMA = {
   tags: TAGS,
   description: `A bare array in seq order, ${PAGES}.`,
   params: SessionParams,
-  querystring: z.strictObject({ min_position: MinPosition, ...PageQuery }),
+  querystring: z.strictObject({ min_position: MinPosition, include_deleted: IncludeDeleted, ...PageQuery }),
   response: { 200: ToolCalls, ...CALLER, ...NO_SESSION, ...LAG },
 };
 
@@ -158,6 +183,15 @@ const DELETE_SCHEMA = {
   params: SessionParams,
   body: z.strictObject({ reason: z.string().max(1000).optional() }).nullish(),
   response: { 200: CommandReply, ...WRITE, ...BODY, ...NO_SESSION },
+};
+
+const OWNER_SCHEMA = {
+  summary: 'Hand a session over to another principal',
+  tags: TAGS,
+  description: 'Operators only. The session then belongs to `owner` (role:id, such as agent:rclone-bot): an agent writes only to sessions it owns.',
+  params: SessionParams,
+  body: z.strictObject({ owner: PrincipalName }),
+  response: { 200: HandOverReply, ...WRITE, ...BODY, ...notFound('No such session (session_not_found, session_deleted)') },
 };
 
 export const sessionsApi: FastifyPluginCallbackZod = (app, _options, done) => {
@@ -188,6 +222,8 @@ export const sessionsApi: FastifyPluginCallbackZod = (app, _options, done) => {
 
   app.get('/sessions', { schema: LIST_SCHEMA }, async (request, reply) => {
     const q = request.query;
+    const includeDeleted = q.include_deleted === 'true';
+    if (includeDeleted) requireAuditReader(request.principal.role);
     await awaitPosition(runtime, ['sessions'], q.min_position, readWaitMs);
     const filter: SessionFilter = {
       limit: q.limit,
@@ -195,6 +231,8 @@ export const sessionsApi: FastifyPluginCallbackZod = (app, _options, done) => {
       ...(q.status && { status: q.status }),
       ...(q.entity_id && { entity_id: q.entity_id }),
       ...(q.blocker && { blocker: q.blocker }),
+      ...(q.owner && { owner: q.owner }),
+      ...(includeDeleted && { include_deleted: true }),
       ...(q.since && { since: q.since }),
       ...(q.cursor && { cursor: q.cursor }),
     };
@@ -213,8 +251,7 @@ export const sessionsApi: FastifyPluginCallbackZod = (app, _options, done) => {
     const { id } = request.params;
     await awaitPosition(runtime, SESSION_READS, request.query.min_position, readWaitMs);
     const asOf = await asOfPosition(runtime, SESSION_READS);
-    const session = await getSession(runtime.db, id);
-    if (!session) throw new HttpProblem(404, 'session_not_found', `no session ${id}`);
+    const session = await readableSession(runtime.db, id, request.query.include_deleted, request.principal.role);
     const messages = await getMessages(runtime.db, id);
     stamp(reply, asOf);
     return { session_id: id, session, messages, as_of_position: asOf };
@@ -224,7 +261,7 @@ export const sessionsApi: FastifyPluginCallbackZod = (app, _options, done) => {
     const { id } = request.params;
     await awaitPosition(runtime, ['sessions', 'transcript'], request.query.min_position, readWaitMs);
     const asOf = await asOfPosition(runtime, ['sessions', 'transcript']);
-    if (!(await getSession(runtime.db, id))) throw new HttpProblem(404, 'session_not_found', `no session ${id}`);
+    await readableSession(runtime.db, id, request.query.include_deleted, request.principal.role);
     stamp(reply, asOf);
     // A bare array, as audit scripts expect; freshness and the next page travel in headers.
     const { limit, cursor } = request.query;
@@ -239,7 +276,7 @@ export const sessionsApi: FastifyPluginCallbackZod = (app, _options, done) => {
     const { id } = request.params;
     await awaitPosition(runtime, ['sessions', 'plans'], request.query.min_position, readWaitMs);
     const asOf = await asOfPosition(runtime, ['sessions', 'plans']);
-    if (!(await getSession(runtime.db, id))) throw new HttpProblem(404, 'session_not_found', `no session ${id}`);
+    await readableSession(runtime.db, id, request.query.include_deleted, request.principal.role);
     stamp(reply, asOf);
     return { session_id: id, ...(await getPlan(runtime.db, id)), as_of_position: asOf };
   });
@@ -268,6 +305,10 @@ export const sessionsApi: FastifyPluginCallbackZod = (app, _options, done) => {
       })),
     };
   });
+
+  app.post('/sessions/:id/owner', { schema: OWNER_SCHEMA }, async (request) =>
+    handOverSession(deps, request.params.id, request.body.owner, commandContext(request, ['operator'], 'hand a session over')),
+  );
 
   app.delete('/sessions/:id', { schema: DELETE_SCHEMA }, async (request) =>
     deleteSession(deps, request.params.id, request.body?.reason ?? null, commandContext(request, ['operator'], 'delete a session')),

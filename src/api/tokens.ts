@@ -11,18 +11,28 @@ export interface ApiToken {
   readonly token: string;
 }
 
-/** `role:name:token` entries separated by commas, as in NOMOS_TOKENS=operator:alice:s3cret,agent:nomos:t0ken. */
+/** Shorter tokens can be guessed; a generated one (`openssl rand -hex 32`) is far longer. */
+export const MIN_TOKEN_LENGTH = 32;
+
+/**
+ * `role:name:token` entries separated by commas, as in NOMOS_TOKENS=operator:alice:<32+ characters>. A refusal
+ * names the entry by its place, role and name, never by its token: the message ends up in logs.
+ */
 export function parseTokens(spec: string): ApiToken[] {
   return spec
     .split(',')
     .map((s) => s.trim())
     .filter((s) => s !== '')
-    .map((entry) => {
+    .map((entry, index) => {
       const [role, name, ...rest] = entry.split(':');
       const token = rest.join(':');
+      const which = `NOMOS_TOKENS entry ${index + 1}${name ? ` (${(role ?? '').slice(0, 20)}:${name.slice(0, 60)})` : ''}`;
       const parsedRole = ApiRole.safeParse(role);
-      if (!parsedRole.success || !name || token.length < 8) {
-        throw new Error(`NOMOS_TOKENS entry "${entry.slice(0, 40)}" must be role:name:token with role operator, agent or auditor and a token of 8+ characters`);
+      if (!parsedRole.success || !name || rest.length === 0) {
+        throw new Error(`${which} must be role:name:token with role operator, agent or auditor`);
+      }
+      if (token.length < MIN_TOKEN_LENGTH) {
+        throw new Error(`${which} has a token of ${token.length} characters; tokens need ${MIN_TOKEN_LENGTH} or more (generate one with: openssl rand -hex 32)`);
       }
       return { role: parsedRole.data, name, token };
     });

@@ -24,6 +24,18 @@ export const CommandReply = z
     'The session, the position and the events appended, and what the command adds: message_id; tool_call_id, result_truncated, result_original_bytes; goal_id, title, superseded_goal_id, recent_unfinished_sessions, hint (set_goal); generation, steps, replaced_steps (propose_plan); seq, status, from; outcome, closed_steps, cancelled_approvals (complete_task)',
   );
 
+/** A principal that may own a session or hold an assent window, written `role:id` (operator:alice, agent:rclone-bot). */
+export const PrincipalName = z
+  .string()
+  .max(210)
+  .regex(/^(operator|agent):[^\s:]{1,200}$/, 'must be role:id with role operator or agent, such as agent:rclone-bot')
+  .transform((value): Actor => {
+    const at = value.indexOf(':');
+    return { role: value.slice(0, at) as 'operator' | 'agent', id: value.slice(at + 1) };
+  });
+
+export const HandOverReply = z.object({ session_id: Uuid, ...Written, events: z.array(z.string()), owner: Actor });
+
 export const Session = z.object({
   id: Uuid,
   title: z.string().nullable(),
@@ -50,6 +62,10 @@ export const Session = z.object({
   last_active_at: Time,
   closed_at: Time.nullable(),
   duration_seconds: z.number().int(),
+  owner: Actor.nullable().describe('whom the session belongs to'),
+  deleted: z.boolean().describe('listed only with include_deleted=true (operators and auditors)'),
+  deleted_at: z.string().nullable(),
+  deleted_by: Actor.nullable(),
 });
 
 export const SessionPage = z.object({

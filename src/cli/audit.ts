@@ -31,12 +31,15 @@ export interface AuditFilter {
   since: string;
   outcome?: string;
   blocker?: string;
+  /** Deleted sessions too (the server allows it operators and auditors). */
+  includeDeleted?: boolean;
 }
 
 export interface AuditOptions {
   since: string;
   outcome?: string;
   blocker?: string;
+  includeDeleted?: boolean;
   json?: boolean;
 }
 
@@ -46,6 +49,7 @@ export async function auditAction(options: AuditOptions): Promise<void> {
     since: options.since,
     ...(options.outcome !== undefined && { outcome: options.outcome }),
     ...(options.blocker !== undefined && { blocker: options.blocker }),
+    ...(options.includeDeleted === true && { includeDeleted: true }),
   };
   const report = await auditReport(filter, process.env);
   console.log(options.json ? JSON.stringify(report, null, 2) : formatReport(report));
@@ -72,6 +76,7 @@ export async function fetchSessions(filter: AuditFilter, env: NodeJS.ProcessEnv)
     const query = new URLSearchParams({ limit: String(PAGE_SIZE), since: filter.since, fields: FIELDS });
     if (filter.outcome !== undefined) query.set('outcome', filter.outcome);
     if (filter.blocker !== undefined) query.set('blocker', filter.blocker);
+    if (filter.includeDeleted === true) query.set('include_deleted', 'true');
     if (cursor !== null) query.set('cursor', cursor);
     return `/sessions?${query.toString()}`;
   };

@@ -90,13 +90,15 @@ program
   .option('--since <when>', 'sessions active since: a duration (90m, 24h, 7d) or an RFC 3339 time', '7d')
   .option('--outcome <outcome>', 'only sessions that ended success, partial or failed')
   .option('--blocker <blocker>', 'only sessions with this blocker')
+  .option('--include-deleted', 'deleted sessions too (operators and auditors)')
   .option('--json', 'print the report as JSON: {sessions, summary, as_of_position}')
-  .action(async (options: { since: string; outcome?: string; blocker?: string; json?: boolean }) => (await import('./audit.ts')).auditAction(options));
+  .action(async (options: { since: string; outcome?: string; blocker?: string; includeDeleted?: boolean; json?: boolean }) => (await import('./audit.ts')).auditAction(options));
 
 program
   .command('mcp')
   .description(`serve MCP on stdin/stdout for an agent that starts its tools as a process, through the server at NOMOS_URL (default ${DEFAULT_URL}) with NOMOS_TOKEN`)
-  .action(async () => (await import('./mcp.ts')).bridgeStdio());
+  .option('--name <name>', 'the client name the server is told at the handshake, instead of the one the agent gives; with auth off the calls are recorded as agent:<name>')
+  .action(async (options: { name?: string }) => (await import('./mcp.ts')).bridgeStdio(process.env, options.name === undefined ? {} : { name: options.name }));
 
 program
   .command('classify')

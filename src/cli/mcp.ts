@@ -2,7 +2,8 @@
 // …). It is a pipe, not a second server: each message from stdin goes to a running `nomos serve` at NOMOS_URL's
 // /mcp with NOMOS_TOKEN, and each answer comes back on stdout, so the server stays the one writer and the one
 // judge of roles. A request the server cannot be asked (unreachable, or refused before MCP: a missing or wrong
-// token) is answered on stdout with a JSON-RPC error that says why, and said on stderr too.
+// token) is answered on stdout with a JSON-RPC error that says why, and said on stderr too. `--name` replaces the
+// client name of the handshake: with auth off it is the name the server records the calls under (agent:NAME).
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { type JSONRPCMessage, isJSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
@@ -26,7 +27,14 @@ function explain(error: unknown, url: string): string {
   return message;
 }
 
-export async function bridgeStdio(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+/** The handshake with clientInfo.name replaced; any other message as it came. */
+export function renamed(message: JSONRPCMessage, name: string | undefined): JSONRPCMessage {
+  if (name === undefined || !isJSONRPCRequest(message) || message.method !== 'initialize') return message;
+  const params = (message.params ?? {}) as { clientInfo?: Record<string, unknown> };
+  return { ...message, params: { ...params, clientInfo: { version: '', ...params.clientInfo, name } } };
+}
+
+export async function bridgeStdio(env: NodeJS.ProcessEnv = process.env, options: { name?: string } = {}): Promise<void> {
   const base = (env.NOMOS_URL ?? DEFAULT_URL).replace(/\/+$/, '');
   const url = `${base}/mcp`;
   const token = env.NOMOS_TOKEN;
@@ -35,7 +43,7 @@ export async function bridgeStdio(env: NodeJS.ProcessEnv = process.env): Promise
   const warn = (text: string) => process.stderr.write(`nomos mcp: ${text}\n`);
 
   local.onmessage = (message: JSONRPCMessage) => {
-    upstream.send(message).catch((error: unknown) => {
+    upstream.send(renamed(message, options.name)).catch((error: unknown) => {
       const text = explain(error, url);
       warn(text);
       if (isJSONRPCRequest(message)) void local.send({ jsonrpc: '2.0', id: message.id, error: { code: -32000, message: text } });

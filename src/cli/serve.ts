@@ -1,5 +1,6 @@
 // `nomos serve`: open the runtime, listen, start the projectors and the sweep; on a signal or a listen error,
 // close everything in order under a deadline and exit (src/cli/shutdown.ts).
+import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { openDb } from '../adapters/db/open.ts';
 import type { Config } from '../config.ts';
@@ -14,8 +15,18 @@ function listenProblem(error: unknown, host: string, port: number): string {
   return `cannot listen on ${host}:${port}: ${why}${typeof code === 'string' ? ` (${code})` : ''}`;
 }
 
+async function readPem(path: string, variable: string): Promise<Buffer> {
+  try {
+    return await readFile(path);
+  } catch (error) {
+    throw new Error(`bad configuration: ${variable}=${path} cannot be read: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
 export async function serve(config: Config): Promise<void> {
   const { shutdownMs } = config;
+  // Before anything opens: a certificate that cannot be read stops the start with nothing to close.
+  const tls = config.tls && { cert: await readPem(config.tls.certPath, 'NOMOS_TLS_CERT'), key: await readPem(config.tls.keyPath, 'NOMOS_TLS_KEY') };
   const release = config.databaseUrl ? null : await claimDataDir(config.dataDir, { create: true });
   // The database opens (PGlite compiles its WebAssembly and starts) while the server's code loads.
   const opening = openDb(config);
@@ -23,7 +34,18 @@ export async function serve(config: Config): Promise<void> {
   const [{ openRuntime }, { buildApp }] = await Promise.all([import('../runtime.ts'), import('../api/app.ts')]);
   const db = await opening;
   const runtime = await openRuntime(config, { db });
-  const app = await buildApp({ runtime, readWaitMs: config.readWaitMs, bodyLimit: config.bodyLimit, maxStreamsPerPrincipal: config.maxStreams, logger: true, tokens: config.tokens });
+  const app = await buildApp({
+    runtime,
+    readWaitMs: config.readWaitMs,
+    bodyLimit: config.bodyLimit,
+    maxStreamsPerPrincipal: config.maxStreams,
+    logger: true,
+    tokens: config.tokens,
+    listenHost: config.host,
+    allowedHosts: config.allowedHosts,
+    allowedOrigins: config.allowedOrigins,
+    ...(tls && { tls }),
+  });
   // In the order they depend on each other: no request may reach a closed runtime, nor the runtime a released directory.
   const steps: CloseStep[] = [
     { name: 'the HTTP server (requests in flight, event streams)', close: () => app.close() },
@@ -63,6 +85,11 @@ export async function serve(config: Config): Promise<void> {
     return;
   }
   if (stopping) return;
+  if (!tls && !LOOPBACK.has(host)) {
+    app.log.warn(
+      `PLAIN HTTP ON A NON-LOOPBACK ADDRESS (${host}): API tokens and approvals cross the network unencrypted. Set NOMOS_TLS_CERT and NOMOS_TLS_KEY, or listen on 127.0.0.1 behind a TLS proxy (docs/security.md, "TLS")`,
+    );
+  }
   runtime.startProjectors((name, error) => app.log.error({ err: error, projection: name }, 'projector error; retrying'), {
     onRebuild: (name, event) => {
       if (event.phase === 'started') app.log.info({ projection: name }, 'projection rebuild: building the new version into shadow tables; the live tables keep answering');

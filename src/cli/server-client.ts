@@ -53,7 +53,8 @@ interface RequestOptions<T> {
 
 export function serverClient(env: NodeJS.ProcessEnv): ServerClient {
   const base = (env.NOMOS_URL || DEFAULT_URL).replace(/\/+$/, '');
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  // The client header lets a POST without a body through the server's cross-origin guard (src/api/origin.ts).
+  const headers: Record<string, string> = { 'content-type': 'application/json', 'x-nomos-client': 'nomos-cli' };
   if (env.NOMOS_TOKEN) headers.authorization = `Bearer ${env.NOMOS_TOKEN}`;
 
   async function send(method: string, path: string, body: unknown, signal: AbortSignal): Promise<Response> {

@@ -19,6 +19,8 @@ export interface CommandContext {
   readonly correlationId?: string;
   /** Id of the request or event that caused the command. */
   readonly causationId?: string;
+  /** The server's own agent loop, working for the session's owner (CommandMetadata.actsForOwner). */
+  readonly actsForOwner?: true;
 }
 
 /** The metadata a decider sees: a fresh command id (also the id of what it creates) and the time now. */
@@ -28,6 +30,7 @@ export function commandMetadata(deps: CommandDeps, ctx: CommandContext): Command
     commandId,
     actor: ctx.actor,
     ...(ctx.client && { client: ctx.client }),
+    ...(ctx.actsForOwner && { actsForOwner: true }),
     correlationId: ctx.correlationId ?? commandId,
     causationId: ctx.causationId ?? commandId,
     now: deps.clock().toISOString(),

@@ -1,5 +1,7 @@
 // The session's commands as the API and the agent call them: build metadata, run the decider through
 // handleCommand, and shape the reply (set_goal also looks up recent unfinished sessions in the read model).
+import { Actor } from '../domain/messages.ts';
+import type { EventStore } from '../ports/event-store.ts';
 import type { SessionCommand } from '../domain/session/commands.ts';
 import { decide, type SessionCommandInput } from '../domain/session/decide.ts';
 import { SESSION_EVENT_VERSION, type SessionEvent, parseSessionEvent } from '../domain/session/events.ts';
@@ -22,9 +24,22 @@ export const sessionDecider: Decider<SessionState, SessionEvent, SessionCommandI
   initialState: initialSessionState,
   evolve,
   decide,
-  parse: (stored) => parseSessionEvent(stored.type, stored.data),
+  parse: (stored) => withOwner(parseSessionEvent(stored.type, stored.data), stored.metadata),
   schemaVersion: SESSION_EVENT_VERSION,
 };
+
+/** A session started before owners were recorded belongs to the actor of its first event, as its metadata says. */
+function withOwner(event: SessionEvent, metadata: Record<string, unknown>): SessionEvent {
+  if (event.type !== 'SessionStarted' || event.data.owner !== undefined) return event;
+  const actor = Actor.safeParse(metadata.actor);
+  return actor.success ? { type: 'SessionStarted', data: { ...event.data, owner: actor.data } } : event;
+}
+
+/** The session as its events leave it (its owner, its status), for a check before a command that is not the session's own. */
+export async function loadSession(store: EventStore, sessionId: string): Promise<SessionState> {
+  const { events } = await store.readStream(sessionStream(sessionId));
+  return events.map((e) => sessionDecider.parse(e)).reduce(evolve, initialSessionState);
+}
 
 export interface CommandReply {
   session_id: string;
@@ -62,6 +77,10 @@ export async function startSession(deps: CommandDeps, ctx: CommandContext): Prom
 
 export async function deleteSession(deps: CommandDeps, sessionId: string, reason: string | null, ctx: CommandContext): Promise<CommandReply> {
   return base(sessionId, await run(deps, sessionId, { type: 'delete_session', reason }, ctx));
+}
+
+export async function handOverSession(deps: CommandDeps, sessionId: string, to: Actor, ctx: CommandContext): Promise<CommandReply & { owner: Actor }> {
+  return { ...base(sessionId, await run(deps, sessionId, { type: 'hand_over', to }, ctx)), owner: to };
 }
 
 export async function executeSessionCommand(deps: CommandDeps, sessionId: string, command: SessionCommand, ctx: CommandContext): Promise<CommandReply> {

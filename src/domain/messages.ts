@@ -21,6 +21,11 @@ export interface CommandMetadata {
   readonly actor: Actor;
   /** Set when the actor worked through an external agent (an MCP client). */
   readonly client?: Client;
+  /**
+   * Set by the server's own agent loop, which works for whoever owns the session (its owner's message started the
+   * turn): it writes as the owner may, and runs under an assent window granted to the owner. Never from a request.
+   */
+  readonly actsForOwner?: true;
   readonly correlationId: string;
   /** Id of the event or request that caused this command. */
   readonly causationId: string;
@@ -65,6 +70,22 @@ export class RuleViolation extends Error {
     this.name = 'RuleViolation';
   }
 }
+
+/** The actor may not do this to this aggregate (an agent writing to a session another principal owns). */
+export class Forbidden extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'Forbidden';
+  }
+}
+
+/** `role:id`, as actors are named in messages and in the API. */
+export const actorName = (actor: Actor): string => `${actor.role}:${actor.id}`;
+
+export const sameActor = (a: Actor | null, b: Actor | null): boolean => a !== null && b !== null && a.role === b.role && a.id === b.id;
 
 /** The command names something that does not exist (a session, a stream). */
 export class NotFound extends Error {

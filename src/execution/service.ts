@@ -4,7 +4,7 @@
 // What runs here is in the live registry (src/execution/live.ts); the periodic sweeps are src/execution/sweeps.ts;
 // what follows a success in the inventory is src/execution/reactions.ts.
 import { createHash } from 'node:crypto';
-import { NotFound, RuleViolation } from '../domain/messages.ts';
+import { type Actor, NotFound, RuleViolation } from '../domain/messages.ts';
 import { classify, isKnownLong, RULES_VERSION } from '../domain/risk/index.ts';
 import { retryIdentity } from '../domain/session/retry-identity.ts';
 import { quoteValue } from '../domain/risk/quote.ts';
@@ -188,10 +188,10 @@ export class ExecutionService {
     return { approval_id: approvalId, status: 'denied', position: handled.position };
   }
 
-  async openAssent(sessionId: string, minutes: number, ctx: CommandContext): Promise<{ session_id: string; until: string; position: number }> {
-    const handled = await runSessionCommand(this.deps, sessionId, { type: 'open_assent', minutes }, ctx);
+  async openAssent(sessionId: string, minutes: number, grantee: Actor | null, ctx: CommandContext): Promise<{ session_id: string; until: string; for: Actor | null; position: number }> {
+    const handled = await runSessionCommand(this.deps, sessionId, { type: 'open_assent', minutes, ...(grantee !== null && { for: grantee }) }, ctx);
     const opened = find(handled.events, 'AssentOpened');
-    return { session_id: sessionId, until: opened?.data.until ?? '', position: handled.position };
+    return { session_id: sessionId, until: opened?.data.until ?? '', for: opened?.data.for ?? null, position: handled.position };
   }
 
   /**
@@ -301,7 +301,7 @@ export class ExecutionService {
     const startedAt = Date.now();
     this.live.attach(executionId, { handle, sessionId, target: slug, command, startedAt });
     const finished = handle.result
-      .then((result) => this.finish(sessionId, executionId, result, target, slug, verdict, startedAt, ctx))
+      .then((result) => this.finish(sessionId, executionId, command, result, target, slug, verdict, startedAt, ctx))
       .catch((error: unknown) => {
         this.log(`recording the end of execution ${executionId}`, error);
         return null;
@@ -321,7 +321,7 @@ export class ExecutionService {
     return outcome ?? pending;
   }
 
-  private async finish(sessionId: string, executionId: string, result: ExecResult, target: ExecTarget, slug: string, verdict: Verdict, startedAt: number, ctx: CommandContext): Promise<RunReply | null> {
+  private async finish(sessionId: string, executionId: string, command: string, result: ExecResult, target: ExecTarget, slug: string, verdict: Verdict, startedAt: number, ctx: CommandContext): Promise<RunReply | null> {
     // After close the connection going away ends the handle: that is not how the command ended.
     if (this.closing) return null;
     const durationMs = Date.now() - startedAt;
@@ -332,7 +332,7 @@ export class ExecutionService {
         ? { kind: 'succeeded', ...tails }
         : { kind: 'failed', exit_code: result.exitCode, signal: result.signal, error: null, ...tails };
     const handled = await runSessionCommand(this.deps, sessionId, { type: 'finish_execution', execution_id: executionId, outcome }, { ...ctx, actor: SYSTEM }).finally(() => this.live.release(executionId));
-    if (outcome.kind === 'succeeded' && target.kind === 'host') await followInventory(this.deps, target, verdict, { ...ctx, actor: SYSTEM }, this.log);
+    if (outcome.kind === 'succeeded' && target.kind === 'host') await followInventory(this.deps, target, command, { ...ctx, actor: SYSTEM }, this.log);
     return {
       execution_id: executionId,
       target: slug,

@@ -14,7 +14,7 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { type CallToolResult, CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { RuleViolation } from '../domain/messages.ts';
+import { Forbidden, RuleViolation } from '../domain/messages.ts';
 import type { CommandContext } from '../commands/context.ts';
 import { type Tool, type ToolServices, TOOLS, argumentProblems, argumentsSchema, invokeTool, recordToolCall } from '../agent/tools.ts';
 import { registerResources } from './resources.ts';
@@ -92,13 +92,13 @@ export function buildMcpServer(caller: McpCaller, { services, sessions, caughtUp
     if (role === 'auditor') return toolResult(await invokeTool(t, parsed.data, { sessionId: null, ctx }, services), null);
     const deps = services.deps;
     try {
-      const sessionId = attach?.success ? await sessions.attach(caller.session, deps, attach.data) : await sessions.sessionFor(caller.session, deps, ctx);
+      const sessionId = attach?.success ? await sessions.attach(caller.session, deps, attach.data, ctx) : await sessions.sessionFor(caller.session, deps, ctx);
       const outcome = await recordToolCall(deps, { sessionId, toolCallId: deps.newId(), name, args: parsed.data, ctx }, () => invokeTool(t, parsed.data, { sessionId, ctx }, services));
       await sessions.noteWritten(caller.session.id, outcome.position);
       return toolResult(outcome, sessionId);
     } catch (error) {
-      // A session that is not there, or was deleted, is the caller's to correct, like any argument.
-      if (error instanceof RuleViolation) return toolError(`${name}: ${error.message}`);
+      // A session that is not there, was deleted or is another's is the caller's to correct, like any argument.
+      if (error instanceof RuleViolation || error instanceof Forbidden) return toolError(`${name}: ${error.message}`);
       throw error;
     }
   });

@@ -4,10 +4,10 @@
 // server killed between two calls loses nothing.
 import { randomUUID } from 'node:crypto';
 import { RuleViolation, type Client } from '../domain/messages.ts';
-import { sessionStream } from '../domain/session/stream.ts';
+import { requireWriter } from '../domain/session/owner.ts';
 import type { Queryable } from '../ports/db.ts';
-import type { CommandContext, CommandDeps } from '../commands/context.ts';
-import { runSessionCommand } from '../commands/session.ts';
+import { type CommandContext, type CommandDeps, commandMetadata } from '../commands/context.ts';
+import { loadSession, runSessionCommand } from '../commands/session.ts';
 
 /** Whom a token names: the API's roles (an auditor reads, and is never an event's actor). */
 export interface McpPrincipal {
@@ -76,6 +76,12 @@ export class McpSessions {
     return rows[0] ? fromRow(rows[0]) : null;
   }
 
+  /** Whom a session was opened for: with auth off, a request's only way to know its client. */
+  async principalOf(id: string): Promise<McpPrincipal | null> {
+    const { rows } = await this.db.query<Pick<Row, 'actor_role' | 'actor_id'>>('SELECT actor_role, actor_id FROM mcp_sessions WHERE id = $1', [id]);
+    return rows[0] ? { role: rows[0].actor_role, name: rows[0].actor_id } : null;
+  }
+
   async close(id: string, principal: McpPrincipal): Promise<boolean> {
     const { rows } = await this.db.query<{ id: string }>('DELETE FROM mcp_sessions WHERE id = $1 AND actor_role = $2 AND actor_id = $3 RETURNING id', [id, principal.role, principal.name]);
     return rows.length > 0;
@@ -113,11 +119,15 @@ export class McpSessions {
     await this.db.query('UPDATE mcp_sessions SET last_position = GREATEST(last_position, $2) WHERE id = $1', [id, position]);
   }
 
-  /** Attaches the client to an existing Nomos session (a call's session_id argument): its later calls go there. */
-  async attach(session: McpSession, deps: CommandDeps, sessionId: string): Promise<string> {
-    const { version, events } = await deps.store.readStream(sessionStream(sessionId));
-    if (version === -1) throw new RuleViolation('session_not_found', `There is no session ${sessionId}; leave session_id out to work in this client's own session.`);
-    if (events.some((e) => e.type === 'SessionDeleted')) throw new RuleViolation('session_deleted', `Session ${sessionId} was deleted; leave session_id out to work in this client's own session.`);
+  /**
+   * Attaches the client to an existing Nomos session (a call's session_id argument): its later calls go there. An
+   * agent attaches only to a session it owns, so that no later call of it lands in another's.
+   */
+  async attach(session: McpSession, deps: CommandDeps, sessionId: string, ctx: CommandContext): Promise<string> {
+    const state = await loadSession(deps.store, sessionId);
+    if (state.status === 'none') throw new RuleViolation('session_not_found', `There is no session ${sessionId}; leave session_id out to work in this client's own session.`);
+    if (state.status === 'deleted') throw new RuleViolation('session_deleted', `Session ${sessionId} was deleted; leave session_id out to work in this client's own session.`);
+    requireWriter(state, commandMetadata(deps, ctx));
     await this.db.query('UPDATE mcp_sessions SET nomos_session_id = $2, started = true WHERE id = $1', [session.id, sessionId]);
     return sessionId;
   }

@@ -205,6 +205,7 @@ class Batch {
       case 'TaskCompleted':
       case 'AssentOpened':
       case 'AssentClosed':
+      case 'SessionHandedOver':
       case 'TurnFailed':
       case 'TurnStarted':
       case 'TurnCancelRequested':

@@ -168,6 +168,7 @@ function fold(steps: RowSet<StepRecord>, goals: RowSet<GoalRecord>, { sessionId:
     case 'ExecutionTimedOut':
     case 'AssentOpened':
     case 'AssentClosed':
+    case 'SessionHandedOver':
       return; // not part of the plan
     default: {
       const unhandled: never = e;

@@ -2,7 +2,8 @@
 // tools, entities touched, approvals, outcome, blocker, closed_at), and the queries that read it.
 //
 // Handles every session event: each one moves last_active_at. Besides that,
-//   SessionStarted            creates the row (created_at)
+//   SessionStarted            creates the row (created_at, owner: the event's, or its actor's for an older event)
+//   SessionHandedOver         owner
 //   UserMessagePosted         counts a user message; a new turn begins
 //   AssistantMessageRecorded  counts the turn's assistant message if this creates it; keeps the text for the blocker rules
 //   ToolCallRequested         the same for the turn's message; counts the tool call, its tool, the entities it names
@@ -13,8 +14,8 @@
 //   TurnFailed                the blocker facts
 //   Execution*                executions_count, failed_executions, targets (and entities) and the blocker facts
 //                             (runs refused by the cap, unreachable, for a host key; failed, timed out, lost)
-//   SessionDeleted            drops the session's rows
-// Events of a session without a row (never started, or deleted) change nothing.
+//   SessionDeleted            marks the row deleted (deleted_at, deleted_by); it stays for operators and auditors
+// Events of a session without a row (never started), or of a deleted one, change nothing.
 //
 // A batch is applied in memory: the rows its events touch are loaded with one statement per table, the events
 // are folded into them in log order, and each changed row is written once (src/projections/batch.ts).
@@ -24,6 +25,7 @@ import type { ProjectedEvent } from '../ports/event-store.ts';
 import { BLOCKER_RULES_VERSION, type BlockerEvidence, deriveBlocker } from '../domain/session/blocker.ts';
 import { entitySlugsIn } from '../domain/session/entities.ts';
 import { isLostRun } from '../domain/session/state.ts';
+import { Actor, actorName } from '../domain/messages.ts';
 import { Outcome, type RefusalReason, sessionEventSchemas, type SessionEvent, type TurnFailureReason } from '../domain/session/events.ts';
 import { RowSet, type TableShape } from './batch.ts';
 import { livePositionSql } from './checkpoints.ts';
@@ -31,8 +33,9 @@ import type { Projection } from './projection.ts';
 import { byteOrder, occurredAt, sessionEventsIn } from './rows.ts';
 
 /** Tables and rules together: the blocker rules' version is part of it, so new rules rebuild the model. */
-// 4: the blocker facts of migration 016. 5: session_entities.created_at (migration 020).
-const TABLES_VERSION = 5;
+// 4: the blocker facts of migration 016. 5: session_entities.created_at (migration 020). 6: owner, and deleted
+// sessions kept, marked (migration 021).
+const TABLES_VERSION = 6;
 
 // ---- the projection ----
 
@@ -69,6 +72,11 @@ interface SessionRow {
   created_at: string;
   last_active_at: string;
   closed_at: string | null;
+  /** role:id of whom the session belongs to. */
+  owner: string | null;
+  deleted_at: string | null;
+  /** role:id of who deleted it. */
+  deleted_by: string | null;
   // Facts the blocker rules read; task_* count since the session (re)opened.
   turn_message_id: string | null;
   last_assistant_text: string | null;
@@ -101,7 +109,7 @@ const NEW_TASK = {
 } as const satisfies Partial<SessionRow>;
 
 /** A started session's row: the table's column defaults (test/projections/batching.test.ts holds them equal). */
-function startedSession(id: string, at: string): SessionRow {
+function startedSession(id: string, at: string, owner: string | null): SessionRow {
   return {
     id,
     title: null,
@@ -125,6 +133,9 @@ function startedSession(id: string, at: string): SessionRow {
     created_at: at,
     last_active_at: at,
     closed_at: null,
+    owner,
+    deleted_at: null,
+    deleted_by: null,
     turn_message_id: null,
     last_assistant_text: null,
     last_turn_failure: null,
@@ -135,7 +146,7 @@ function startedSession(id: string, at: string): SessionRow {
 const SESSIONS: TableShape<SessionRow> = {
   table: 'sessions',
   key: ['id'],
-  columns: Object.keys(startedSession('', '')),
+  columns: Object.keys(startedSession('', '', null)),
 };
 
 interface ToolCountRow {
@@ -192,13 +203,13 @@ class SessionsBatch {
   private readonly toolCounts = new RowSet(TOOL_COUNTS);
   private readonly entities = new RowSet(ENTITIES);
 
-  /** Loads every session the events name, and the tool counts of those that call tools or are deleted. */
+  /** Loads every session the events name, and the tool counts of those that call tools. */
   async load(tx: Queryable, events: readonly { sessionId: string; event: SessionEvent }[]): Promise<void> {
     const ids = new Set<string>();
     const counted = new Set<string>();
     for (const { sessionId, event } of events) {
       ids.add(sessionId);
-      if (event.type === 'ToolCallRequested' || event.type === 'SessionDeleted') counted.add(sessionId);
+      if (event.type === 'ToolCallRequested') counted.add(sessionId);
     }
     await Promise.all([this.sessions.load(tx, [...ids].map((id) => ({ id }))), this.toolCounts.load(tx, [...counted].map((session_id) => ({ session_id })), ['session_id'])]);
   }
@@ -209,15 +220,18 @@ class SessionsBatch {
     this.sessions.flush(tx);
   }
 
-  apply(id: string, e: SessionEvent, at: string): void {
+  /** `metadata`: the stored event's, read only for who started (an event before owners) or deleted the session. */
+  apply(id: string, e: SessionEvent, at: string, metadata: Record<string, unknown>): void {
     const row = this.sessions.get({ id });
     if (e.type === 'SessionStarted') {
-      if (row === undefined) this.sessions.put(startedSession(id, at));
+      if (row === undefined) this.sessions.put(startedSession(id, at, nameOf(e.data.owner ?? metadata.actor)));
       return;
     }
-    if (row === undefined) return;
+    if (row === undefined || row.deleted_at !== null) return;
     if (e.type === 'SessionDeleted') {
-      this.delete(row);
+      row.deleted_at = at;
+      row.deleted_by = nameOf(metadata.actor);
+      this.sessions.put(row);
       return;
     }
     row.last_active_at = at;
@@ -225,14 +239,11 @@ class SessionsBatch {
     this.sessions.put(row);
   }
 
-  private delete(row: SessionRow): void {
-    for (const count of [...this.toolCounts.values()]) if (count.session_id === row.id) this.toolCounts.delete(count);
-    for (const slug of row.entities) this.entities.delete({ session_id: row.id, slug });
-    this.sessions.delete(row);
-  }
-
   private fold(row: SessionRow, e: Exclude<SessionEvent, { type: 'SessionStarted' | 'SessionDeleted' }>, at: string): void {
     switch (e.type) {
+      case 'SessionHandedOver':
+        row.owner = actorName(e.data.to);
+        return;
       case 'UserMessagePosted':
         row.user_message_count += 1;
         row.turn_message_id = null;
@@ -343,6 +354,12 @@ class SessionsBatch {
   }
 }
 
+/** An actor as the table writes it (role:id); null when the metadata has none this schema knows. */
+function nameOf(actor: unknown): string | null {
+  const parsed = Actor.safeParse(actor);
+  return parsed.success ? actorName(parsed.data) : null;
+}
+
 /** Resolving an approval that is not pending (already resolved) counts nothing. */
 function resolveApproval(row: SessionRow, approvalId: string, counts: { expired?: boolean; denied?: boolean; orphaned?: boolean }): void {
   if (!row.pending_approval_ids.includes(approvalId)) return;
@@ -418,7 +435,7 @@ async function applyBatch(tx: Transaction, stored: readonly ProjectedEvent[]): P
   const events = sessionEventsIn(stored);
   const batch = new SessionsBatch();
   await batch.load(tx, events);
-  for (const { sessionId, event, stored: one } of events) batch.apply(sessionId, event, occurredAt(one));
+  for (const { sessionId, event, stored: one } of events) batch.apply(sessionId, event, occurredAt(one), one.metadata);
   batch.flush(tx);
 }
 
@@ -461,10 +478,20 @@ export interface SessionView {
   closed_at: string | null;
   /** (closed_at, or now while open) − created_at, in whole seconds. */
   duration_seconds: number;
+  /** Whom the session belongs to (null only in a row written before owners, until the model is rebuilt). */
+  owner: Actor | null;
+  /** Deleted sessions are listed only when asked for (include_deleted), and only to operators and auditors. */
+  deleted: boolean;
+  deleted_at: string | null;
+  deleted_by: Actor | null;
 }
 
 /** A timestamp as toISOString writes it (UTC, milliseconds), formatted by the database: no Date is parsed per row. */
 const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/** A role:id column as the actor object the API names actors with ({role, id}); the id may hold colons. */
+const actorJson = (column: string) =>
+  `CASE WHEN ${column} IS NOT NULL THEN json_build_object('role', split_part(${column}, ':', 1), 'id', substr(${column}, strpos(${column}, ':') + 1)) END`;
 
 // Each field of SessionView, in its order, as the SQL that yields it with its JSON type: a row is the view as it
 // stands (the table's types and checks guarantee the shapes, so there is no per-row validation on the read path).
@@ -495,6 +522,10 @@ const VIEW_SQL: Record<keyof SessionView, string> = {
   last_active_at: iso('last_active_at'),
   closed_at: iso('closed_at'),
   duration_seconds: 'greatest(0, floor(extract(epoch FROM coalesce(closed_at, now()) - created_at)))::integer',
+  owner: actorJson('owner'),
+  deleted: 'deleted_at IS NOT NULL',
+  deleted_at: iso('deleted_at'),
+  deleted_by: actorJson('deleted_by'),
 };
 
 /** The fields a list may be narrowed to (GET /sessions?fields=…), in the order a view has them. */
@@ -508,6 +539,10 @@ export interface SessionFilter {
   /** Sessions whose tool calls named this entity slug. */
   entity_id?: string;
   blocker?: string;
+  /** role:id: only the sessions this principal owns. */
+  owner?: string;
+  /** Deleted sessions too (marked deleted); without it they are left out. */
+  include_deleted?: boolean;
   /** last_active_at >= since */
   since?: Date;
   limit: number;
@@ -646,6 +681,8 @@ export async function listSessionsJson(
   if (filter.outcome !== undefined) where.push(`outcome = ${param(filter.outcome)}`);
   if (filter.status !== undefined) where.push(`status = ${param(filter.status)}`);
   if (filter.blocker !== undefined) where.push(`blocker = ${param(filter.blocker)}`);
+  if (filter.owner !== undefined) where.push(`owner = ${param(filter.owner)}`);
+  if (filter.include_deleted !== true) where.push('deleted_at IS NULL');
   const entity = filter.entity_id === undefined ? null : param(filter.entity_id);
   // An entity's sessions are walked newest first through session_entities' index in page order, and the walk
   // stops at a page (migrations/020). With `since` the matches come through the index of when sessions were
@@ -681,8 +718,10 @@ export async function listSessionsJson(
   return { sessions: `[${shown.map((row) => row.view).join(',')}]`, next_cursor, ...(as_of !== undefined && { as_of_position: Number(as_of) }) };
 }
 
-export async function getSession(db: Queryable, id: string): Promise<SessionView | null> {
-  const { rows } = await db.query<SessionView>(`SELECT ${VIEW_COLUMNS} FROM sessions WHERE id = $1`, [id]);
+/** The session; a deleted one only with includeDeleted (for operators and auditors), marked deleted. */
+export async function getSession(db: Queryable, id: string, options: { includeDeleted?: boolean } = {}): Promise<SessionView | null> {
+  const deleted = options.includeDeleted === true ? '' : ' AND deleted_at IS NULL';
+  const { rows } = await db.query<SessionView>(`SELECT ${VIEW_COLUMNS} FROM sessions WHERE id = $1${deleted}`, [id]);
   return rows[0] ?? null;
 }
 
@@ -711,7 +750,7 @@ export async function recentUnfinishedSessions(
 ): Promise<UnfinishedSession[]> {
   const { rows } = await db.query(
     `SELECT id, goal, summary, blocker, outcome, closed_at FROM sessions
-     WHERE outcome IN ('partial', 'failed') AND closed_at >= $1 AND id <> $2
+     WHERE outcome IN ('partial', 'failed') AND closed_at >= $1 AND id <> $2 AND deleted_at IS NULL
      ORDER BY closed_at DESC, id DESC LIMIT $3`,
     [options.since.toISOString(), options.excludeSessionId, options.limit],
   );
@@ -721,8 +760,8 @@ export async function recentUnfinishedSessions(
   });
 }
 
-/** How many sessions are in each status. */
+/** How many sessions are in each status (deleted ones left out). */
 export async function sessionCounts(db: Queryable): Promise<Array<{ status: string; count: number }>> {
-  const { rows } = await db.query<{ status: string; count: number }>('SELECT status, count(*)::int AS count FROM sessions GROUP BY status ORDER BY status');
+  const { rows } = await db.query<{ status: string; count: number }>('SELECT status, count(*)::int AS count FROM sessions WHERE deleted_at IS NULL GROUP BY status ORDER BY status');
   return rows.map((r) => ({ ...r, count: Number(r.count) }));
 }

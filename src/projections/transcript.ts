@@ -139,6 +139,7 @@ class SessionChanges {
       case 'ExecutionTimedOut':
       case 'AssentOpened':
       case 'AssentClosed':
+      case 'SessionHandedOver':
         return; // not part of the transcript
       default: {
         const unhandled: never = e;

@@ -10,8 +10,8 @@ import { databases } from '../support/databases.ts';
 import { type TestServer, startTestServer } from '../support/server.ts';
 import { until } from '../support/until.ts';
 
-const tokens = parseTokens('operator:alice:op-secret-http-get-1,agent:claude-box:agent-secret-http-get-1');
-const operator = { authorization: 'Bearer op-secret-http-get-1' };
+const tokens = parseTokens('operator:alice:op-secret-http-get-1-long-enough-for-32-chars,agent:claude-box:agent-secret-http-get-1-long-enough-for-32-chars');
+const operator = { authorization: 'Bearer op-secret-http-get-1-long-enough-for-32-chars' };
 
 describe.each(databases)('http_get through MCP ($name)', (database) => {
   let server: TestServer;
@@ -19,7 +19,7 @@ describe.each(databases)('http_get through MCP ($name)', (database) => {
   beforeAll(async () => {
     server = await startTestServer(database, { tokens });
     agent = new Client({ name: 'claude-code', version: '2.1.7' });
-    await agent.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: 'Bearer agent-secret-http-get-1' } } }));
+    await agent.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: 'Bearer agent-secret-http-get-1-long-enough-for-32-chars' } } }));
   }, 60_000);
   afterAll(async () => {
     await agent?.close();

@@ -10,7 +10,7 @@ import { databases } from '../support/databases.ts';
 import { SseClient } from '../support/sse-client.ts';
 import { type TestServer, startTestServer } from '../support/server.ts';
 
-const tokens = parseTokens('operator:alice:op-secret-1,agent:nomos:agent-secret-1,auditor:audit:audit-secret-1');
+const tokens = parseTokens('operator:alice:op-secret-1-long-enough-for-32-chars,agent:nomos:agent-secret-1-long-enough-for-32-chars,auditor:audit:audit-secret-1-long-enough-for-32-chars');
 const as = (token: string) => ({ authorization: `Bearer ${token}` });
 
 describe.each(databases)('console reads on $name', (database) => {
@@ -45,20 +45,20 @@ describe.each(databases)('console reads on $name', (database) => {
     }
     // A file the build does not have is no route at all: like any unknown path, it wants a token, then is a 404.
     expect((await fetch(`${server.url}/assets/nothing.js`)).status).toBe(401);
-    const missing = await fetch(`${server.url}/assets/nothing.js`, { headers: as('audit-secret-1') });
+    const missing = await fetch(`${server.url}/assets/nothing.js`, { headers: as('audit-secret-1-long-enough-for-32-chars') });
     expect(missing.status).toBe(404);
     expect(missing.headers.get('content-type')).toMatch(/problem\+json/);
   });
 
   it('says who the caller is, by the token', async () => {
-    expect((await server.request('GET', '/me', undefined, as('op-secret-1'))).body).toEqual({ role: 'operator', name: 'alice', auth: true });
-    expect((await server.request('GET', '/me', undefined, as('audit-secret-1'))).body).toEqual({ role: 'auditor', name: 'audit', auth: true });
+    expect((await server.request('GET', '/me', undefined, as('op-secret-1-long-enough-for-32-chars'))).body).toEqual({ role: 'operator', name: 'alice', auth: true });
+    expect((await server.request('GET', '/me', undefined, as('audit-secret-1-long-enough-for-32-chars'))).body).toEqual({ role: 'auditor', name: 'audit', auth: true });
     expect((await server.request('GET', '/me', undefined, as('not-a-token-9'))).status).toBe(401);
   });
 
   it('streams the position the read models reached as the log moves, one message for a burst', async () => {
     const before = (await server.runtime.store.head()).position;
-    const feed = await SseClient.connect(`${server.url}/changes`, as('audit-secret-1'));
+    const feed = await SseClient.connect(`${server.url}/changes`, as('audit-secret-1-long-enough-for-32-chars'));
     try {
       expect(feed.status).toBe(200);
       expect(feed.headers['content-type']).toMatch(/text\/event-stream/);
@@ -66,10 +66,10 @@ describe.each(databases)('console reads on $name', (database) => {
       expect(feed.messages[0]!.data).toEqual({ position: before });
       expect(feed.messages[0]!.id).toBe(String(before));
 
-      const created = await server.request('POST', '/sessions', undefined, as('agent-secret-1'));
+      const created = await server.request('POST', '/sessions', undefined, as('agent-secret-1-long-enough-for-32-chars'));
       const id = created.body.session_id as string;
       const burst = await Promise.all(
-        ['one', 'two', 'three', 'four'].map((text) => server.request('POST', `/sessions/${id}/commands`, { type: 'post_user_message', text }, as('agent-secret-1'))),
+        ['one', 'two', 'three', 'four'].map((text) => server.request('POST', `/sessions/${id}/commands`, { type: 'post_user_message', text }, as('agent-secret-1-long-enough-for-32-chars'))),
       );
       const last = Math.max(...burst.map((r) => r.body.position as number));
       await feed.waitFor('the burst', (m) => m.some((x) => x.data.position >= last));
@@ -79,7 +79,7 @@ describe.each(databases)('console reads on $name', (database) => {
       expect(new Set(positions).size).toBe(positions.length);
       expect(positions.length).toBeLessThan(1 + 5);
       // The position is the read models': a read made on the message, with no min_position, already shows the burst.
-      const read = await server.request('GET', `/sessions/${id}`, undefined, as('audit-secret-1'));
+      const read = await server.request('GET', `/sessions/${id}`, undefined, as('audit-secret-1-long-enough-for-32-chars'));
       expect(read.body.as_of_position).toBeGreaterThanOrEqual(last);
       expect(read.body.session.user_message_count).toBe(4);
     } finally {
@@ -88,22 +88,22 @@ describe.each(databases)('console reads on $name', (database) => {
   });
 
   it("lists a session's executions and approvals, and names bad ids and unknown sessions", async () => {
-    const created = await server.request('POST', '/sessions', undefined, as('agent-secret-1'));
+    const created = await server.request('POST', '/sessions', undefined, as('agent-secret-1-long-enough-for-32-chars'));
     const id = created.body.session_id as string;
     // A 2xx does not yet mean the read models show it: read at the write's position.
-    const executions = await server.request('GET', `/sessions/${id}/executions?min_position=${created.body.position}`, undefined, as('audit-secret-1'));
+    const executions = await server.request('GET', `/sessions/${id}/executions?min_position=${created.body.position}`, undefined, as('audit-secret-1-long-enough-for-32-chars'));
     expect(executions.status).toBe(200);
     expect(executions.body).toMatchObject({ session_id: id, executions: [] });
     expect(typeof executions.body.as_of_position).toBe('number');
 
-    const approvals = await server.request('GET', `/approvals?session_id=${id}`, undefined, as('audit-secret-1'));
+    const approvals = await server.request('GET', `/approvals?session_id=${id}`, undefined, as('audit-secret-1-long-enough-for-32-chars'));
     expect(approvals.status).toBe(200);
     expect(approvals.body.approvals).toEqual([]);
 
-    const unknown = await server.request('GET', '/sessions/00000000-0000-4000-8000-000000000000/executions', undefined, as('audit-secret-1'));
+    const unknown = await server.request('GET', '/sessions/00000000-0000-4000-8000-000000000000/executions', undefined, as('audit-secret-1-long-enough-for-32-chars'));
     expect(unknown.status).toBe(404);
     expect(unknown.body.code).toBe('session_not_found');
-    const bad = await server.request('GET', '/approvals?session_id=nope', undefined, as('audit-secret-1'));
+    const bad = await server.request('GET', '/approvals?session_id=nope', undefined, as('audit-secret-1-long-enough-for-32-chars'));
     expect(bad.status).toBe(400);
     expect(bad.body.detail).toMatch(/session_id must be a UUID/);
   });

@@ -9,9 +9,9 @@ import { NotFound, RuleViolation } from '../../src/domain/messages.ts';
 import { databases } from '../support/databases.ts';
 import { type TestServer, startTestServer } from '../support/server.ts';
 
-const tokens = parseTokens('operator:alice:op-secret-1,agent:nomos:agent-secret-1,auditor:audit:audit-secret-1');
+const tokens = parseTokens('operator:alice:op-secret-1-long-enough-for-32-chars,agent:nomos:agent-secret-1-long-enough-for-32-chars,auditor:audit:audit-secret-1-long-enough-for-32-chars');
 const as = (token: string) => ({ authorization: `Bearer ${token}` });
-const OPERATOR = as('op-secret-1');
+const OPERATOR = as('op-secret-1-long-enough-for-32-chars');
 
 /** An OpenSSH public key whose blob opens with its type name, as a real key's does. */
 function sshKey(fill: number): string {
@@ -157,16 +157,16 @@ describe.each(databases)('entities API on $name', (database) => {
   it('lets only operators register', async () => {
     const before = await head();
     const body = { slug: 'host:sneaky', type: 'host', ssh: { host: '10.9.9.9' } };
-    const agent = await post(body, as('agent-secret-1'));
+    const agent = await post(body, as('agent-secret-1-long-enough-for-32-chars'));
     expect(agent.status).toBe(403);
     expect(agent.body.detail).toMatch(/agent may not register entities/);
-    const auditor = await post(body, as('audit-secret-1'));
+    const auditor = await post(body, as('audit-secret-1-long-enough-for-32-chars'));
     expect(auditor.status).toBe(403);
     expect(await head()).toBe(before);
     expect((await post(body, {})).status).toBe(401);
     // Reading is open to every role.
-    expect((await get('/entities', as('audit-secret-1'))).status).toBe(200);
-    expect((await get('/entities/host:strong', as('agent-secret-1'))).status).toBe(200);
+    expect((await get('/entities', as('audit-secret-1-long-enough-for-32-chars'))).status).toBe(200);
+    expect((await get('/entities/host:strong', as('agent-secret-1-long-enough-for-32-chars'))).status).toBe(200);
   });
 
   it('lists with filters and says how fresh the list is', async () => {

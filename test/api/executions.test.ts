@@ -9,16 +9,17 @@ import { SshExecutor } from '../../src/adapters/ssh/executor.ts';
 import { bindingOf, commandHashOf } from '../../src/execution/service.ts';
 import { expireDue, recordLost } from '../../src/execution/sweeps.ts';
 import { runSessionCommand } from '../../src/commands/session.ts';
+import { loadEntity } from '../../src/commands/entity.ts';
 import { classify, RULES_VERSION } from '../../src/domain/risk/index.ts';
 import { databases } from '../support/databases.ts';
 import { type TestServer, startTestServer } from '../support/server.ts';
 import { until } from '../support/until.ts';
 import { type SshPeer, startSshPeer, sshOf } from '../support/ssh-peer.ts';
 
-const tokens = parseTokens('operator:alice:op-secret-1,agent:nomos:agent-secret-1,auditor:audit:audit-secret-1');
-const agent = { authorization: 'Bearer agent-secret-1' };
-const operator = { authorization: 'Bearer op-secret-1' };
-const auditor = { authorization: 'Bearer audit-secret-1' };
+const tokens = parseTokens('operator:alice:op-secret-1-long-enough-for-32-chars,agent:nomos:agent-secret-1-long-enough-for-32-chars,auditor:audit:audit-secret-1-long-enough-for-32-chars');
+const agent = { authorization: 'Bearer agent-secret-1-long-enough-for-32-chars' };
+const operator = { authorization: 'Bearer op-secret-1-long-enough-for-32-chars' };
+const auditor = { authorization: 'Bearer audit-secret-1-long-enough-for-32-chars' };
 
 
 describe.each(databases)('executions API on $name', (database) => {
@@ -191,6 +192,18 @@ describe.each(databases)('executions API on $name', (database) => {
     await until('lxc:typetype destroyed', async () => ((await server.request('GET', '/entities/lxc:typetype', undefined, auditor)).body.entity?.state === 'destroyed' ? true : undefined));
   });
 
+  it('changes the inventory for nothing but the one pct command that succeeded, and never re-points a live slug', async () => {
+    await server.request('POST', `/sessions/${session}/assent`, { minutes: 5 }, operator);
+    // pct never runs here, yet the command succeeds.
+    const skipped = await run('host:peer', 'true || pct create 999 local:vztmpl/debian-12.tar.zst --hostname gadget');
+    expect(skipped.status, JSON.stringify(skipped)).toBe('succeeded');
+    expect(await loadEntity(server.runtime.store, 'lxc:gadget')).toBeNull();
+    // lxc:box is container 132: a new container named box does not take its slug.
+    const clash = await run('host:peer', 'pct create 998 local:vztmpl/debian-12.tar.zst --hostname box');
+    expect(clash.status, JSON.stringify(clash)).toBe('succeeded');
+    expect(await loadEntity(server.runtime.store, 'lxc:box')).toMatchObject({ pveId: 132, state: 'active' });
+  });
+
   it('counts executions in the sessions read model', async () => {
     const view = await until('the session counts', async () => {
       const r = await server.request('GET', `/sessions/${session}`, undefined, auditor);
@@ -233,7 +246,8 @@ describe.each(databases)('approval expiry and the hard limit on $name', (databas
 
   it('records an execution lost with a stopped server as failed, so its command is not blocked forever', async () => {
     const longAgo = { ...server.runtime.commandDeps, clock: () => new Date(Date.now() - 2 * 3600_000) };
-    const ctx = { actor: { role: 'agent' as const, id: 'nomos' } };
+    // The session's owner (auth is off: the anonymous operator started it).
+    const ctx = { actor: { role: 'operator' as const, id: 'anonymous' } };
     const command = 'cat /etc/hostname';
     const executionId = randomUUID();
     const target = { kind: 'host' as const, host: { slug: 'host:peer', address: peer.host.address, port: peer.host.port, user: peer.host.user, hostKey: peer.hostKey } };

@@ -8,11 +8,11 @@ import { knowledgeStream } from '../../src/domain/knowledge/stream.ts';
 import { databases } from '../support/databases.ts';
 import { type TestServer, startTestServer } from '../support/server.ts';
 
-const tokens = parseTokens('operator:alice:op-secret-1,agent:nomos:agent-secret-1,auditor:audit:audit-secret-1');
+const tokens = parseTokens('operator:alice:op-secret-1-long-enough-for-32-chars,agent:nomos:agent-secret-1-long-enough-for-32-chars,auditor:audit:audit-secret-1-long-enough-for-32-chars');
 const as = (token: string) => ({ authorization: `Bearer ${token}` });
-const OPERATOR = as('op-secret-1');
-const AGENT = as('agent-secret-1');
-const AUDITOR = as('audit-secret-1');
+const OPERATOR = as('op-secret-1-long-enough-for-32-chars');
+const AGENT = as('agent-secret-1-long-enough-for-32-chars');
+const AUDITOR = as('audit-secret-1-long-enough-for-32-chars');
 const SESSION = '2926de4e-0b73-4c3d-a2cd-ee9a42089b46';
 
 describe.each(databases)('knowledge API on $name', (database) => {

@@ -135,7 +135,7 @@ describe.each(databases)('metrics on $name', (database) => {
 
   it('counts live batches committed in one round trip (PostgreSQL) and the tries that went two', async () => {
     const before = await scrape();
-    const { session_id: id } = (await (await fetch(`${server.url}/sessions`, { method: 'POST', headers: operator })).json()) as { session_id: string };
+    const { session_id: id } = (await (await fetch(`${server.url}/sessions`, { method: 'POST', headers: { ...operator, 'x-nomos-client': 'test' } })).json()) as { session_id: string };
     for (let i = 0; i < 5; i++) {
       const res = await fetch(`${server.url}/sessions/${id}/commands`, {
         method: 'POST',

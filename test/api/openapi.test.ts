@@ -221,7 +221,7 @@ describe.each(databases)('OpenAPI on $name', (database) => {
   describe('real answers hold to the document', () => {
     let checker: ReturnType<typeof answerChecker>;
     let withTokens: FastifyInstance;
-    const tokens = parseTokens('operator:alice:op-secret-1,auditor:audit:audit-secret-1');
+    const tokens = parseTokens('operator:alice:op-secret-1-long-enough-for-32-chars,auditor:audit:audit-secret-1-long-enough-for-32-chars');
     beforeAll(async () => {
       checker = answerChecker(doc);
       // The same runtime behind a server that requires tokens: 401 and 403 come from it.
@@ -233,7 +233,7 @@ describe.each(databases)('OpenAPI on $name', (database) => {
 
     /** Sends a request over HTTP, checks the answer against the document, and gives back the parsed body. */
     const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
-      const init: RequestInit = { method, headers: { ...headers } };
+      const init: RequestInit = { method, headers: { 'x-nomos-client': 'test', ...headers } };
       if (body !== undefined) {
         init.body = typeof body === 'string' ? body : JSON.stringify(body);
         (init.headers as Record<string, string>)['content-type'] ??= 'application/json';
@@ -350,9 +350,9 @@ describe.each(databases)('OpenAPI on $name', (database) => {
       };
       await inject('GET', '/me', {}, 401);
       await inject('GET', '/sessions', { authorization: 'Bearer not-a-token' }, 401);
-      await inject('GET', '/me', { authorization: 'Bearer audit-secret-1' }, 200);
-      await inject('POST', '/sessions', { authorization: 'Bearer audit-secret-1' }, 403);
-      await inject('POST', '/sessions', { authorization: 'Bearer op-secret-1' }, 201);
+      await inject('GET', '/me', { authorization: 'Bearer audit-secret-1-long-enough-for-32-chars' }, 200);
+      await inject('POST', '/sessions', { authorization: 'Bearer audit-secret-1-long-enough-for-32-chars' }, 403);
+      await inject('POST', '/sessions', { authorization: 'Bearer op-secret-1-long-enough-for-32-chars' }, 201);
     });
 
     it('for event streams: their content type', async () => {

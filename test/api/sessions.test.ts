@@ -160,6 +160,7 @@ describe.each(databases)('sessions API on $name', (database) => {
       'id', 'title', 'goal', 'status', 'outcome', 'summary', 'blocker', 'blocker_evidence', 'pending_approvals', 'approvals_requested',
       'approvals_expired', 'message_count', 'user_message_count', 'assistant_message_count', 'tool_call_count', 'turn_count', 'top_tools',
       'entities', 'executions_count', 'failed_executions', 'targets', 'created_at', 'last_active_at', 'closed_at', 'duration_seconds',
+      'owner', 'deleted', 'deleted_at', 'deleted_by',
     ]);
     expect(view).toMatchObject({ goal: 'check the backups', outcome: 'partial', tool_call_count: 1, top_tools: [{ name: 'run', count: 1 }], entities: ['host:strong'] });
     for (const at of [view.created_at, view.last_active_at, view.closed_at]) expect(new Date(at).toISOString()).toBe(at);
@@ -327,13 +328,15 @@ describe.each(databases)('sessions API on $name', (database) => {
     expect(calls.body[0]).toMatchObject({ result: { stdout: 'init\uFFFD--system\uFFFD', 'key\uFFFD': '\\u0000 stays literal' }, error: 'exit\uFFFD', status: 'failed' });
   });
 
-  it('deletes with a tombstone: read models drop the session, its events stay', async () => {
+  it('deletes with a tombstone: lists drop the session, an operator still reads it marked, its events stay', async () => {
     const id = await create();
     await command(id, { type: 'set_goal', goal: 'temporary' });
     const del = await server.request('DELETE', `/sessions/${id}`);
     expect(del.status).toBe(200);
     expect(del.body.events).toEqual(['SessionDeleted']);
-    expect((await server.request('GET', `/sessions/${id}?min_position=${del.body.position}`)).status).toBe(404);
+    const read = await server.request('GET', `/sessions/${id}?min_position=${del.body.position}`);
+    expect(read.status).toBe(200);
+    expect(read.body.session).toMatchObject({ deleted: true, deleted_by: { role: 'operator', id: 'anonymous' } });
     const list = await server.request('GET', `/sessions?limit=200&min_position=${del.body.position}`);
     expect(list.body.sessions.map((x: any) => x.id)).not.toContain(id);
     const events = await server.request('GET', `/sessions/${id}/events`);

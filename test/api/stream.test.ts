@@ -12,7 +12,8 @@ import { databases } from '../support/databases.ts';
 import { type TestServer, startTestServer } from '../support/server.ts';
 import { SseClient, type SseMessage } from '../support/sse-client.ts';
 
-const agent: CommandContext = { actor: { role: 'agent', id: 'nomos' } };
+// The built-in agent loop acts for the session's owner (the operator who started it), as src/agent does.
+const agent: CommandContext = { actor: { role: 'agent', id: 'nomos' }, actsForOwner: true };
 const SHOWN = new Set(['UserMessagePosted', 'ToolCallRequested', 'ToolCallCompleted', 'ApprovalRequested', 'AssistantMessageRecorded', 'TurnFailed', 'TurnEnded']);
 
 async function eventually(what: string, probe: () => boolean, ms = 5_000): Promise<void> {

@@ -17,7 +17,7 @@ import { readSse } from '../support/sse-reader.ts';
 
 const SCRIPT = '/usr/bin/script';
 const database = databases[0]!;
-const OPERATOR = { authorization: 'Bearer op-secret-1' };
+const OPERATOR = { authorization: 'Bearer op-secret-1-long-enough-for-32-chars' };
 const marker = `/tmp/nomos-chat-pty-${process.pid}`;
 const call = (...calls: Array<{ name: string; arguments: unknown }>) => ({ toolCalls: calls });
 const run = (target: string, command: string) => ({ name: 'run', arguments: { target, command } });
@@ -73,7 +73,7 @@ describe(`nomos chat in a terminal on ${database.name}`, () => {
   let env: Record<string, string>;
   beforeAll(async () => {
     world = await startAgentWorld(database, {
-      tokens: parseTokens('operator:alice:op-secret-1'),
+      tokens: parseTokens('operator:alice:op-secret-1-long-enough-for-32-chars'),
       execution: { shortWaitMs: 3_000, hardLimitMs: 60_000, approvalTtlMs: 120_000, hungAfterMs: 60_000 },
     });
     ({ peer, llm, server } = world);
@@ -82,7 +82,7 @@ describe(`nomos chat in a terminal on ${database.name}`, () => {
     // Nothing listens there: a run on it is refused as unreachable.
     const gone = { host: '127.0.0.1', port: await freePort(), user: userInfo().username };
     expect((await server.request('POST', '/entities', { slug: 'host:gone', type: 'host', ssh: gone }, OPERATOR)).status).toBe(200);
-    env = { NOMOS_URL: server.url, NOMOS_TOKEN: 'op-secret-1' };
+    env = { NOMOS_URL: server.url, NOMOS_TOKEN: 'op-secret-1-long-enough-for-32-chars' };
   }, 60_000);
   afterEach(async () => {
     for (const t of terminals) {

@@ -20,10 +20,10 @@ describe(`nomos chat on ${database.name}`, () => {
   let world: AgentWorld;
   beforeAll(async () => {
     world = await startAgentWorld(database, {
-      tokens: parseTokens('operator:alice:op-secret-1'),
+      tokens: parseTokens('operator:alice:op-secret-1-long-enough-for-32-chars'),
     });
     ({ peer, llm, server } = world);
-    await server.request('POST', '/entities', { slug: 'host:peer', type: 'host', ssh: sshOf(peer) }, { authorization: 'Bearer op-secret-1' });
+    await server.request('POST', '/entities', { slug: 'host:peer', type: 'host', ssh: sshOf(peer) }, { authorization: 'Bearer op-secret-1-long-enough-for-32-chars' });
   }, 60_000);
   afterAll(async () => {
     await world?.close();
@@ -32,7 +32,7 @@ describe(`nomos chat on ${database.name}`, () => {
 
   it('streams a turn, shows tool calls compactly, and approves inline', async () => {
     llm.script({ toolCalls: [{ name: 'run', arguments: { target: 'host:peer', command: `touch ${marker}` } }] }, { content: 'It needs your approval.' }, { content: 'The marker is there now.' });
-    const child = spawn(process.execPath, ['bin/nomos.mjs', 'chat'], { env: { ...process.env, NOMOS_URL: server.url, NOMOS_TOKEN: 'op-secret-1' }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['bin/nomos.mjs', 'chat'], { env: { ...process.env, NOMOS_URL: server.url, NOMOS_TOKEN: 'op-secret-1-long-enough-for-32-chars' }, stdio: ['pipe', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (b: Buffer) => (output += b.toString()));
     child.stderr.on('data', (b: Buffer) => (output += b.toString()));

@@ -9,7 +9,7 @@ import { execNomos, freePort } from '../support/cli-process.ts';
 import { databases } from '../support/databases.ts';
 import { type TestServer, startTestServer } from '../support/server.ts';
 
-const tokens = parseTokens('operator:alice:op-secret-1,agent:nomos:agent-secret-1');
+const tokens = parseTokens('operator:alice:op-secret-1-long-enough-for-32-chars,agent:nomos:agent-secret-1-long-enough-for-32-chars');
 
 
 const INVENTORY_YAML = `# the lab
@@ -39,7 +39,7 @@ describe.each(databases)('nomos fleet import on $name', (database) => {
   beforeAll(async () => {
     server = await startTestServer(database, { tokens });
     dir = await mkdtemp(join(tmpdir(), 'nomos-fleet-'));
-    env = { NOMOS_URL: server.url, NOMOS_TOKEN: 'op-secret-1' };
+    env = { NOMOS_URL: server.url, NOMOS_TOKEN: 'op-secret-1-long-enough-for-32-chars' };
   });
   afterAll(async () => {
     await server?.close();
@@ -62,7 +62,7 @@ describe.each(databases)('nomos fleet import on $name', (database) => {
       ['host:strong', 'created'],
     ]);
     const read = await server.request('GET', '/entities/host:strong?min_position=' + (await server.runtime.store.head()).position, undefined, {
-      authorization: 'Bearer op-secret-1',
+      authorization: 'Bearer op-secret-1-long-enough-for-32-chars',
     });
     expect(read.body.entity.children).toEqual(['lxc:rclone', 'vm:zimaos']);
   });
@@ -89,7 +89,7 @@ describe.each(databases)('nomos fleet import on $name', (database) => {
 
   it('exits non-zero when the server refuses the caller or the file does not parse', async () => {
     const path = await file('ok.yaml', INVENTORY_YAML);
-    const agent = await execNomos(['fleet', 'import', path], { ...env, NOMOS_TOKEN: 'agent-secret-1' });
+    const agent = await execNomos(['fleet', 'import', path], { ...env, NOMOS_TOKEN: 'agent-secret-1-long-enough-for-32-chars' });
     expect(agent.code).not.toBe(0);
     expect(agent.stderr).toMatch(/403 forbidden.*may not register entities/);
     const broken = await execNomos(['fleet', 'import', await file('broken.json', '{"entities": [')], env);

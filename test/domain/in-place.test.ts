@@ -38,6 +38,9 @@ function samples(): Map<SessionEventType, unknown[]> {
   // The generator never deletes a session (the API does).
   keep('SessionDeleted', { reason: 'duplicate' });
   keep('SessionDeleted', { reason: null });
+  // Nor hands one over (an operator does, through the API).
+  keep('SessionHandedOver', { from: { role: 'operator', id: 'alice' }, to: { role: 'agent', id: 'rclone-bot' } });
+  keep('SessionHandedOver', { from: { role: 'agent', id: 'rclone-bot' }, to: { role: 'operator', id: 'bob' } });
   return byType;
 }
 

@@ -6,8 +6,8 @@ import { parseTokens } from '../../src/api/auth.ts';
 import { databases } from '../support/databases.ts';
 import { type TestServer, startTestServer } from '../support/server.ts';
 
-const tokens = parseTokens('operator:alice:op-secret-1,agent:claude-box:agent-secret-1');
-const agent = { authorization: 'Bearer agent-secret-1', accept: 'application/json, text/event-stream' };
+const tokens = parseTokens('operator:alice:op-secret-1-long-enough-for-32-chars,agent:claude-box:agent-secret-1-long-enough-for-32-chars');
+const agent = { authorization: 'Bearer agent-secret-1-long-enough-for-32-chars', accept: 'application/json, text/event-stream' };
 const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'curl', version: '8' } } };
 const list = { jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} };
 
@@ -38,7 +38,7 @@ describe.each(databases)('POST /mcp with bad input ($name)', (database) => {
       ['no session header', await server.request('POST', '/mcp', list, agent), 400, /Mcp-Session-Id header/],
       ['an unknown session', await server.request('POST', '/mcp', list, { ...withSession, 'mcp-session-id': '00000000-0000-4000-8000-000000000000' }), 404, /Session not found/],
       ['a malformed session id', await server.request('POST', '/mcp', list, { ...withSession, 'mcp-session-id': "'; DROP TABLE mcp_sessions; --" }), 404, /Session not found/],
-      ["another token's session", await server.request('POST', '/mcp', list, { ...withSession, authorization: 'Bearer op-secret-1' }), 404, /Session not found/],
+      ["another token's session", await server.request('POST', '/mcp', list, { ...withSession, authorization: 'Bearer op-secret-1-long-enough-for-32-chars' }), 404, /Session not found/],
       ['JSON that is not JSON-RPC', await server.request('POST', '/mcp', { hello: 1 }, withSession), 400, /Invalid JSON-RPC message|Parse error/],
       ['an unknown method', await server.request('POST', '/mcp', { jsonrpc: '2.0', id: 3, method: 'fleet/format', params: {} }, withSession), 200, /Method not found/],
     ];

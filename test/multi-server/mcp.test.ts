@@ -15,9 +15,9 @@ import { type ServeProcess, startServeProcess } from '../support/serve-process.t
 import { type SshPeer, startSshPeer, sshOf } from '../support/ssh-peer.ts';
 import { until } from '../support/until.ts';
 
-const CLIENT = { name: 'codex', version: '0.9.1' };
-/** Auth is off on these servers (loopback): a client names itself with X-Nomos-Actor. */
-const AS_AGENT = { 'x-nomos-actor': 'agent:codex-box' };
+/** Auth is off on these servers (loopback): a client is recorded as agent:<its clientInfo name>. */
+const CLIENT = { name: 'codex-box', version: '0.9.1' };
+const AS_AGENT = {};
 const answer = (result: CallToolResult): any => JSON.parse((result.content.at(-1) as { text: string }).text);
 
 describe.skipIf(postgresDatabase === null)('MCP across two servers on one PostgreSQL (skipped without DATABASE_URL: two processes cannot share PGlite)', () => {
@@ -69,8 +69,8 @@ describe.skipIf(postgresDatabase === null)('MCP across two servers on one Postgr
     expect(rb._meta?.['nomos/session_id']).toBe(sessionId);
     expect(answer(rb)).toMatchObject({ risk_class: 'destructive' });
 
-    // Another token's principal cannot use the session id.
-    await expect(resume(b, mcpSession, { 'x-nomos-actor': 'agent:someone-else' }).then((c) => c.callTool({ name: 'whoami', arguments: {} }))).rejects.toThrow(/Session not found/);
+    // A caller cannot claim another actor on /mcp.
+    await expect(resume(b, mcpSession, { 'x-nomos-actor': 'agent:someone-else' }).then((c) => c.callTool({ name: 'whoami', arguments: {} }))).rejects.toThrow(/X-Nomos-Actor is not taken on \/mcp/);
 
     await a.stop('SIGKILL');
     const run = (await onB.callTool({ name: 'run', arguments: { target: 'host:peer', command: 'echo still-here' } })) as CallToolResult;

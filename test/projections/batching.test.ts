@@ -51,11 +51,13 @@ describe.each(databases)('batched application on $name', (database) => {
     await projectInBatches(runtime.db, sessions, [started], 1);
     const projected = (await runtime.db.query<{ row: Record<string, unknown> }>('SELECT to_jsonb(s) AS row FROM sessions s')).rows;
     expect(projected).toHaveLength(1);
-    const { id, created_at } = projected[0]!.row;
+    // owner is the event's, not a default.
+    const { id, created_at, owner } = projected[0]!.row;
     await runtime.db.query('DELETE FROM sessions');
-    const defaults = await runtime.db.query(`INSERT INTO sessions (id, status, created_at, last_active_at) VALUES ($1, 'active', $2, $2) RETURNING to_jsonb(sessions) AS row`, [
+    const defaults = await runtime.db.query(`INSERT INTO sessions (id, status, created_at, last_active_at, owner) VALUES ($1, 'active', $2, $2, $3) RETURNING to_jsonb(sessions) AS row`, [
       id,
       created_at,
+      owner,
     ]);
     expect(projected).toEqual(defaults.rows);
   });

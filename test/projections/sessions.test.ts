@@ -423,16 +423,19 @@ describe.each(databases)('sessions projection on $name', (database) => {
     });
   });
 
-  it('forgets a deleted session, and later events do not bring it back', async () => {
+  it('keeps a deleted session, marked, out of default reads, and later events do not change it', async () => {
     const feed = started('2026-07-20T12:00:00.000Z');
     turn(feed, { user: 'hi', tools: [{ name: 'run', args: { target: 'host:strong' } }], text: 'hello' });
     feed.add('SessionDeleted', { reason: 'test data' });
     feed.add('AssistantMessageRecorded', { message_id: randomUUID(), text: 'late' });
     await project(feed);
     expect(await getSession(db, feed.sessionId)).toBeNull();
+    const kept = await getSession(db, feed.sessionId, { includeDeleted: true });
+    expect(kept).toMatchObject({ deleted: true, assistant_message_count: 1 });
+    expect(kept!.deleted_at).toEqual(expect.any(String));
     for (const table of ['session_tool_counts', 'session_entities']) {
       const { rows } = await db.query(`SELECT count(*)::int AS n FROM ${table} WHERE session_id = $1`, [feed.sessionId]);
-      expect(rows).toEqual([{ n: 0 }]);
+      expect(rows).toEqual([{ n: 1 }]);
     }
   });
 

@@ -25,7 +25,8 @@ export async function startServeProcess(env: Record<string, string>, options: { 
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
   const url = `http://127.0.0.1:${port}`;
   const request = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(url + path, { method, ...(body !== undefined && { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }) });
+    // X-Nomos-Client: a POST without a JSON body needs it (src/api/origin.ts), as every client of the API sends it.
+    const res = await fetch(url + path, { method, headers: { 'x-nomos-client': 'test', ...(body !== undefined && { 'content-type': 'application/json' }) }, ...(body !== undefined && { body: JSON.stringify(body) }) });
     const text = await res.text();
     let parsed: unknown = text;
     try {

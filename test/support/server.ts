@@ -29,6 +29,10 @@ export async function startTestServer(
     llm?: { baseURL: string; apiKey: string; model: string };
     /** false: the projectors are not started (the test starts them with runtime.startProjectors()). */
     projectors?: boolean;
+    /** The origin guard's settings (NOMOS_ALLOWED_HOSTS, NOMOS_ALLOWED_ORIGINS, HOST). */
+    allowedHosts?: readonly string[];
+    allowedOrigins?: readonly string[];
+    listenHost?: string;
   } = {},
 ): Promise<TestServer> {
   const testDb: TestDb = await database.open();
@@ -39,14 +43,19 @@ export async function startTestServer(
   runtime.startReactor({ pollMs: 200 });
   // NOMOS_TEST_CONSOLE_DIR: a console built elsewhere (a build of one's own while another runs in web/dist).
   const consoleRoot = process.env.NOMOS_TEST_CONSOLE_DIR;
-  const app = await buildApp({ runtime, readWaitMs: options.readWaitMs ?? 5_000, bodyLimit: options.bodyLimit ?? 1_048_576, tokens: options.tokens ?? [], ...(options.maxStreamsPerPrincipal !== undefined && { maxStreamsPerPrincipal: options.maxStreamsPerPrincipal }), ...(consoleRoot && { consoleRoot }) });
+  const app = await buildApp({ runtime, readWaitMs: options.readWaitMs ?? 5_000, bodyLimit: options.bodyLimit ?? 1_048_576, tokens: options.tokens ?? [], ...(options.maxStreamsPerPrincipal !== undefined && { maxStreamsPerPrincipal: options.maxStreamsPerPrincipal }), ...(consoleRoot && { consoleRoot }),
+    ...(options.allowedHosts && { allowedHosts: options.allowedHosts }),
+    ...(options.allowedOrigins && { allowedOrigins: options.allowedOrigins }),
+    ...(options.listenHost !== undefined && { listenHost: options.listenHost }),
+  });
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   return {
     url,
     runtime,
     app,
     async request(method, path, body, headers = {}) {
-      const init: RequestInit = { method, headers: { ...headers } };
+      // A POST without a JSON body needs the client header (src/api/origin.ts), as every client of the API sends it.
+      const init: RequestInit = { method, headers: { 'x-nomos-client': 'test', ...headers } };
       if (body !== undefined) {
         init.body = typeof body === 'string' ? body : JSON.stringify(body);
         (init.headers as Record<string, string>)['content-type'] ??= 'application/json';

@@ -13,9 +13,9 @@ import { type SshPeer, startSshPeer, sshOf } from '../support/ssh-peer.ts';
 import { until } from '../support/until.ts';
 
 const embedded = databases.find((d) => d.name === 'pglite')!;
-const tokens = parseTokens('operator:alice:op-secret-1,agent:nomos:agent-secret-1,auditor:audit:audit-secret-1');
-const operator = { authorization: 'Bearer op-secret-1' };
-const agent = { authorization: 'Bearer agent-secret-1' };
+const tokens = parseTokens('operator:alice:op-secret-1-long-enough-for-32-chars,agent:nomos:agent-secret-1-long-enough-for-32-chars,auditor:audit:audit-secret-1-long-enough-for-32-chars');
+const operator = { authorization: 'Bearer op-secret-1-long-enough-for-32-chars' };
+const agent = { authorization: 'Bearer agent-secret-1-long-enough-for-32-chars' };
 /** Chromium logs every response with an error status as a failed resource load; only the ones a test provokes may appear. */
 const provoked = (errors: string[], status: number) => errors.filter((e) => !e.includes(`status of ${status}`));
 
@@ -60,7 +60,7 @@ describe('the approvals inbox', () => {
   it('shows a pending destructive command with its rule, goal and countdown; one click on Approve runs it once and shows its output; deny takes a reason', async () => {
     const first = await ask('first');
     const second = await ask('second');
-    const { page, errors, screenshot } = await browser.open(`${server.url}/#/approvals`, { token: 'op-secret-1' });
+    const { page, errors, screenshot } = await browser.open(`${server.url}/#/approvals`, { token: 'op-secret-1-long-enough-for-32-chars' });
 
     const card = page.locator(`article[data-approval-id="${first.approval_id}"]`);
     await card.waitFor();
@@ -115,7 +115,7 @@ describe('the approvals inbox', () => {
 
   it('shows an auditor what waits with no Approve button and no chat box; a forged approve from that page is refused and records nothing', async () => {
     const waiting = await ask('audited');
-    const { page, errors, screenshot } = await browser.open(`${server.url}/#/approvals`, { token: 'audit-secret-1' });
+    const { page, errors, screenshot } = await browser.open(`${server.url}/#/approvals`, { token: 'audit-secret-1-long-enough-for-32-chars' });
     const card = page.locator(`article[data-approval-id="${waiting.approval_id}"]`);
     await card.waitFor();
     await card.getByText('awaiting an operator’s decision').waitFor();
@@ -126,7 +126,7 @@ describe('the approvals inbox', () => {
 
     const before = (await events()).length;
     const forged = await page.evaluate(async (id) => {
-      const res = await fetch(`/approvals/${id}/approve`, { method: 'POST', headers: { authorization: 'Bearer audit-secret-1', 'content-type': 'application/json' }, body: '{}' });
+      const res = await fetch(`/approvals/${id}/approve`, { method: 'POST', headers: { authorization: 'Bearer audit-secret-1-long-enough-for-32-chars', 'content-type': 'application/json' }, body: '{}' });
       return { status: res.status, body: (await res.json()) as { code?: string } };
     }, waiting.approval_id);
     expect(forged.status).toBe(403);
@@ -144,7 +144,7 @@ describe('the approvals inbox', () => {
   });
 
   it('says there is no model provider when an operator chats with a server that has none, and keeps the message', async () => {
-    const { page, errors } = await browser.open(`${server.url}/#/chat`, { token: 'op-secret-1' });
+    const { page, errors } = await browser.open(`${server.url}/#/chat`, { token: 'op-secret-1-long-enough-for-32-chars' });
     const box = page.getByLabel('Message to the agent');
     await box.fill('is anyone there?');
     await box.press('Enter');

@@ -19,8 +19,8 @@ describe('an MCP session in the console', () => {
     server = await startTestServer(embedded);
     browser = await launchBrowser();
     mcp = new Client({ name: 'claude-code', version: '2.1.7' });
-    // Auth is off here (loopback): the client names its actor with X-Nomos-Actor.
-    await mcp.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { 'x-nomos-actor': 'agent:claude-box' } } }));
+    // Auth is off here (loopback): the client is recorded as agent:<its handshake name>.
+    await mcp.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)));
   }, 60_000);
   afterAll(async () => {
     await mcp?.close();
@@ -45,7 +45,7 @@ describe('an MCP session in the console', () => {
     await group.click();
     const via = transcript.getByTestId('via');
     await via.first().waitFor();
-    expect(await via.allInnerTexts()).toEqual(['by agent:claude-box via claude-code 2.1.7', 'by agent:claude-box via claude-code 2.1.7']);
+    expect(await via.allInnerTexts()).toEqual(['by agent:claude-code via claude-code 2.1.7', 'by agent:claude-code via claude-code 2.1.7']);
     expect(await page.getByLabel('arguments of classify_command').innerText()).toContain('smartctl -a /dev/sda');
     await screenshot('console-mcp-session');
     expect(errors).toEqual([]);

@@ -73,7 +73,7 @@ describe('the console shell (auth off)', () => {
 });
 
 describe('the console shell (auth on)', () => {
-  const tokens = parseTokens('operator:alice:op-secret-1,auditor:audit:audit-secret-1');
+  const tokens = parseTokens('operator:alice:op-secret-1-long-enough-for-32-chars,auditor:audit:audit-secret-1-long-enough-for-32-chars');
   let server: TestServer;
   let browser: TestBrowser;
   beforeAll(async () => {
@@ -98,11 +98,11 @@ describe('the console shell (auth on)', () => {
 
     const requests: string[] = [];
     page.on('request', (r) => requests.push(r.url()));
-    await token.fill('op-secret-1');
+    await token.fill('op-secret-1-long-enough-for-32-chars');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('navigation', { name: 'Main' }).waitFor();
     expect(await page.getByText('operator:alice').count()).toBe(1);
-    expect(requests.some((u) => u.includes('op-secret-1'))).toBe(false);
+    expect(requests.some((u) => u.includes('op-secret-1-long-enough-for-32-chars'))).toBe(false);
 
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('API token').waitFor();

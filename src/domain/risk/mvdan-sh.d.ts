@@ -54,6 +54,11 @@ declare module 'mvdan-sh' {
   export interface Stmt extends Node {
     Cmd: Node | null;
     Redirs: Redirect[];
+    /** `! cmd`: its exit status is inverted. */
+    Negated: boolean;
+    /** `cmd &`: the shell goes on at once. */
+    Background: boolean;
+    Coprocess: boolean;
   }
 
   export interface File extends Node {

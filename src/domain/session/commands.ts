@@ -1,6 +1,7 @@
 // The commands a session accepts, exactly as clients send them to POST /sessions/:id/commands.
 // Imperative names; unknown fields are refused so a typo never passes silently.
 import { z } from 'zod';
+import type { Actor } from '../messages.ts';
 import { Outcome, type RefusalReason, type TurnFailureReason, type Verdict } from './events.ts';
 
 const text = z.string().min(1).max(100_000);
@@ -69,7 +70,11 @@ export const SessionCommand = z.discriminatedUnion('type', [
 export type SessionCommand = z.infer<typeof SessionCommand>;
 
 /** Commands the domain handles that do not come through the commands endpoint. */
-export type SessionLifecycleCommand = { type: 'start_session'; session_id: string } | { type: 'delete_session'; reason: string | null };
+export type SessionLifecycleCommand =
+  | { type: 'start_session'; session_id: string }
+  | { type: 'delete_session'; reason: string | null }
+  /** An operator gives the session to another principal (an agent), who may then write to it. */
+  | { type: 'hand_over'; to: Actor };
 
 /** What ran, as the executor reports it. */
 export type ExecutionOutcome =
@@ -102,7 +107,8 @@ export type SessionExecutionCommand =
   | { type: 'approve'; approval_id: string }
   | { type: 'deny'; approval_id: string; reason: string }
   | { type: 'expire_approval'; approval_id: string }
-  | { type: 'open_assent'; minutes: number };
+  /** for: whose commands run under it; the session's owner when absent. */
+  | { type: 'open_assent'; minutes: number; for?: Actor };
 
 /** The agent's turns: started, asked to stop, failed, ended. */
 export type SessionTurnCommand =

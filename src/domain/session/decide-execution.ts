@@ -1,7 +1,8 @@
 // Rules for running commands in a session: what runs at once, what waits for an approval, the retry cap,
 // the assent window, and approvals bound to exactly what will run. Classification and hashing happen
 // before (in the command layer); these rules only decide on their results and the session's history.
-import { NotFound, RuleViolation, type CommandMetadata } from '../messages.ts';
+import { NotFound, RuleViolation, type CommandMetadata, sameActor } from '../messages.ts';
+import { actingAs } from './owner.ts';
 import type { SessionExecutionCommand } from './commands.ts';
 import type { SessionEvent } from './events.ts';
 import type { Approval, Execution, SessionState, UnsuccessfulAttempt } from './state.ts';
@@ -77,7 +78,9 @@ export function decideExecution(command: SessionExecutionCommand, state: Session
         throw new RuleViolation('assent_minutes', `An assent window lasts 1 to ${MAX_ASSENT_MINUTES} minutes.`);
       }
       const until = new Date(Date.parse(meta.now) + command.minutes * 60_000).toISOString();
-      return [{ type: 'AssentOpened', data: { until, minutes: command.minutes } }];
+      const grantee = command.for ?? state.owner;
+      if (grantee === null) throw new Error('open_assent: a started session has no owner');
+      return [{ type: 'AssentOpened', data: { until, minutes: command.minutes, for: grantee } }];
     }
     default: {
       const unhandled: never = command;
@@ -104,7 +107,9 @@ function decideRequest(command: CommandOf<'request_execution'>, state: SessionSt
   // Nothing can reach the target (no key, no address): refused now, never put before an operator to approve.
   if (command.unreachable !== undefined) return [requested, { type: 'ExecutionRefused', data: { execution_id, reason: 'unreachable', detail: command.unreachable } }];
   if (verdict.risk_class === 'reversible_low') return [requested];
-  if (verdict.risk_class === 'config_mutation' && state.assentUntil !== null && state.assentUntil > meta.now) return [requested];
+  // The window is granted to one actor: a command anyone else sends here still asks.
+  const assented = state.assentUntil !== null && state.assentUntil > meta.now && sameActor(state.assentFor, actingAs(state, meta));
+  if (verdict.risk_class === 'config_mutation' && assented) return [requested];
   const expires_at = new Date(Date.parse(meta.now) + command.approval_ttl_ms).toISOString();
   return [
     requested,

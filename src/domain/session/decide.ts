@@ -7,6 +7,7 @@ import { decideExecution } from './decide-execution.ts';
 import { decideProposePlan, decideUpdatePlanStep } from './decide-plan.ts';
 import { decideToolCallCompleted, decideToolCallRequested } from './decide-tool-calls.ts';
 import type { SessionEvent } from './events.ts';
+import { decideHandOver, requireWriter } from './owner.ts';
 import type { SessionState } from './state.ts';
 
 export type SessionCommandInput = SessionCommand | SessionLifecycleCommand | SessionExecutionCommand | SessionTurnCommand;
@@ -17,8 +18,9 @@ type CommandOf<T extends SessionCommandInput['type']> = Extract<SessionCommandIn
 export const GOAL_TITLE_MAX_CHARS = 120;
 
 export function decide(command: SessionCommandInput, state: SessionState, meta: CommandMetadata): SessionEvent[] {
-  if (command.type === 'start_session') return decideStartSession(command, state);
+  if (command.type === 'start_session') return decideStartSession(command, state, meta);
   requireSession(state);
+  requireWriter(state, meta);
   // Only what starts new work reopens a closed session: an agent's final text and tool results may
   // trail complete_task, and must not undo it.
   switch (command.type) {
@@ -54,6 +56,8 @@ export function decide(command: SessionCommandInput, state: SessionState, meta: 
       return decideTurn(command, state);
     case 'delete_session':
       return [{ type: 'SessionDeleted', data: { reason: command.reason } }];
+    case 'hand_over':
+      return decideHandOver(command.to, state, meta);
     default: {
       const unhandled: never = command;
       throw new Error(`decide: unhandled session command ${JSON.stringify(unhandled)}`);
@@ -61,14 +65,14 @@ export function decide(command: SessionCommandInput, state: SessionState, meta: 
   }
 }
 
-function decideStartSession(command: CommandOf<'start_session'>, state: SessionState): SessionEvent[] {
+function decideStartSession(command: CommandOf<'start_session'>, state: SessionState, meta: CommandMetadata): SessionEvent[] {
   if (state.status === 'deleted') {
     throw new RuleViolation('session_exists', `Session ${command.session_id} was deleted and its id cannot be reused; start a session with a new id.`);
   }
   if (state.status !== 'none') {
     throw new RuleViolation('session_exists', `Session ${command.session_id} already exists; send commands to it, or start a session with a new id.`);
   }
-  return [{ type: 'SessionStarted', data: { session_id: command.session_id } }];
+  return [{ type: 'SessionStarted', data: { session_id: command.session_id, owner: meta.actor } }];
 }
 
 function requireSession(state: SessionState): void {

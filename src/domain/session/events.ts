@@ -2,6 +2,7 @@
 // the past tense; the read models and the deciders both parse them through these schemas.
 import { z } from 'zod';
 import { inPlaceParser } from '../in-place.ts';
+import { Actor } from '../messages.ts';
 
 export const Outcome = z.enum(['success', 'partial', 'failed']);
 export type Outcome = z.infer<typeof Outcome>;
@@ -31,7 +32,10 @@ export type RefusalReason = z.infer<typeof RefusalReason>;
 const Tails = { stdout_tail: z.string(), stderr_tail: z.string(), duration_ms: z.number().int().nonnegative() };
 
 export const sessionEventSchemas = {
-  SessionStarted: z.object({ session_id: id }),
+  /** owner: the principal the session belongs to; absent in events written before owners, where it is the event's actor. */
+  SessionStarted: z.object({ session_id: id, owner: Actor.optional() }),
+  /** An operator gave the session to another principal, who owns it from now on. */
+  SessionHandedOver: z.object({ from: Actor, to: Actor }),
   /** Activity arrived after the session had ended: it is open again until the next complete_task. */
   SessionReopened: z.object({ previous_status: z.enum(['done', 'failed']) }),
   UserMessagePosted: z.object({ message_id: id, text: z.string() }),
@@ -102,8 +106,12 @@ export const sessionEventSchemas = {
   ApprovalDenied: z.object({ approval_id: id, reason: z.string() }),
   ApprovalExpired: z.object({ approval_id: id }),
   ApprovalCancelled: z.object({ approval_id: id, reason: z.string() }),
-  /** Until `until`, config_mutation commands of this session run without asking. */
-  AssentOpened: z.object({ until: z.iso.datetime({ offset: true }), minutes: z.number().int().positive() }),
+  /** Until `until`, config_mutation commands of this session run without asking, when `for` runs them. */
+  /**
+   * for: the one actor whose commands run under the window (absent in events written before it was named, where it
+   * is the session's owner at the time).
+   */
+  AssentOpened: z.object({ until: z.iso.datetime({ offset: true }), minutes: z.number().int().positive(), for: Actor.optional() }),
   AssentClosed: z.object({ reason: z.string() }),
   /** The agent began a turn: after a user message, by hand (continue), or by itself once an execution it waited on ended. */
   TurnStarted: z.object({ turn_id: id, trigger: z.enum(['user_message', 'continue', 'execution_finished']) }),

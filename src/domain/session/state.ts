@@ -1,5 +1,6 @@
 // What a session's deciders need to know, folded from its events. Holds only what a rule reads;
 // everything a client wants to see lives in the read models.
+import type { Actor } from '../messages.ts';
 import type { RefusalReason, SessionEvent, StepStatus } from './events.ts';
 
 export type SessionStatus = 'none' | 'active' | 'done' | 'failed' | 'deleted';
@@ -82,6 +83,8 @@ export interface Approval {
 
 export interface SessionState {
   readonly status: SessionStatus;
+  /** Whom the session belongs to: who started it, or whom an operator handed it to; null only before it starts. */
+  readonly owner: Actor | null;
   readonly openGoal: OpenGoal | null;
   /** Generation of the current plan; 0 until the first plan is proposed. */
   readonly planGeneration: number;
@@ -99,12 +102,15 @@ export interface SessionState {
   readonly failuresByHash: ReadonlyMap<string, readonly UnsuccessfulAttempt[]>;
   /** config_mutation runs without asking until then; null when no assent window is open. */
   readonly assentUntil: string | null;
+  /** The one actor whose commands run under the assent window. */
+  readonly assentFor: Actor | null;
   /** The agent's turn in progress, if any, and whether someone asked it to stop. */
   readonly openTurn: { readonly turnId: string; readonly cancelRequested: boolean } | null;
 }
 
 export const initialSessionState: SessionState = {
   status: 'none',
+  owner: null,
   openGoal: null,
   planGeneration: 0,
   steps: [],
@@ -115,6 +121,7 @@ export const initialSessionState: SessionState = {
   approvals: new Map(),
   failuresByHash: new Map(),
   assentUntil: null,
+  assentFor: null,
   openTurn: null,
 };
 
@@ -148,6 +155,9 @@ function afterDecision(state: SessionState, approvalId: string, status: Executio
 export function evolve(state: SessionState, event: SessionEvent): SessionState {
   switch (event.type) {
     case 'SessionStarted':
+      return { ...state, status: 'active', owner: event.data.owner ?? null };
+    case 'SessionHandedOver':
+      return { ...state, owner: event.data.to };
     case 'SessionReopened':
       return { ...state, status: 'active' };
     case 'UserMessagePosted':
@@ -227,9 +237,9 @@ export function evolve(state: SessionState, event: SessionEvent): SessionState {
     case 'ApprovalCancelled':
       return afterDecision(withApproval(state, event.data.approval_id, 'cancelled'), event.data.approval_id, 'cancelled');
     case 'AssentOpened':
-      return { ...state, assentUntil: event.data.until };
+      return { ...state, assentUntil: event.data.until, assentFor: event.data.for ?? state.owner };
     case 'AssentClosed':
-      return { ...state, assentUntil: null };
+      return { ...state, assentUntil: null, assentFor: null };
     case 'TurnStarted':
       return { ...state, openTurn: { turnId: event.data.turn_id, cancelRequested: false } };
     case 'TurnCancelRequested':

@@ -123,7 +123,9 @@ describe('evolve', () => {
         ['ap-2', { approvalId: 'ap-2', executionId: 'exec-ap-2', expiresAt: '2026-07-20T11:00:00.000Z', status: 'pending' }],
       ]),
       failuresByHash: new Map(),
+      owner: { role: 'agent', id: 'nomos' },
       assentUntil: null,
+      assentFor: null,
       openTurn: null,
     } satisfies SessionState);
   });

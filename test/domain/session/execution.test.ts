@@ -137,7 +137,9 @@ describe('start and finish', () => {
 
 describe('open_assent', () => {
   it('opens a window of the given minutes, within bounds', () => {
-    expect(given(started).when({ type: 'open_assent', minutes: 30 })).toEqual([{ type: 'AssentOpened', data: { until: '2026-07-20T10:30:00.000Z', minutes: 30 } }]);
+    expect(given(started).when({ type: 'open_assent', minutes: 30 })).toEqual([
+      { type: 'AssentOpened', data: { until: '2026-07-20T10:30:00.000Z', minutes: 30, for: { role: 'agent', id: 'nomos' } } },
+    ]);
     expect(given(started).violates({ type: 'open_assent', minutes: 0 }).rule).toBe('assent_minutes');
     expect(given(started).violates({ type: 'open_assent', minutes: 10_000 }).rule).toBe('assent_minutes');
   });

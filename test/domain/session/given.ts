@@ -42,7 +42,8 @@ export function fold(...events: SessionEvent[]): SessionState {
 }
 
 // Event builders, so each test shows only the facts it depends on.
-export const started: SessionEvent = { type: 'SessionStarted', data: { session_id: 's-1' } };
+/** Started by the agent the metadata above names, so its commands are the owner's. */
+export const started: SessionEvent = { type: 'SessionStarted', data: { session_id: 's-1', owner: { role: 'agent', id: 'nomos' } } };
 export const deleted: SessionEvent = { type: 'SessionDeleted', data: { reason: null } };
 
 export const userMessage = (message_id: string, text = 'hello'): SessionEvent => ({ type: 'UserMessagePosted', data: { message_id, text } });

@@ -16,8 +16,8 @@ const commandsOnASession: SessionCommandInput[] = [
 ];
 
 describe('start_session', () => {
-  it('starts a session that does not exist yet', () => {
-    expect(given().when({ type: 'start_session', session_id: 's-1' })).toEqual([{ type: 'SessionStarted', data: { session_id: 's-1' } }]);
+  it('starts a session that does not exist yet, owned by whoever started it', () => {
+    expect(given().when({ type: 'start_session', session_id: 's-1' })).toEqual([{ type: 'SessionStarted', data: { session_id: 's-1', owner: { role: 'agent', id: 'nomos' } } }]);
   });
 
   it.each([

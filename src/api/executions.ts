@@ -7,8 +7,8 @@ import { Actor } from '../domain/messages.ts';
 import { classify } from '../domain/risk/index.ts';
 import { Verdict } from '../domain/session/events.ts';
 import { ApprovalStatus, listApprovals, pageSessionExecutions } from '../projections/executions.ts';
-import { getSession } from '../projections/sessions.ts';
 import { commandContext } from './context.ts';
+import { IncludeDeleted, deletedProblem, includesDeleted, readableSession } from './deleted.ts';
 import { HttpProblem } from './errors.ts';
 import { MinPosition, asOfPosition, awaitPosition, stamp } from './freshness.ts';
 import { PAGE_DEFAULT, PAGE_MAX, PageQuery, linkNext } from './pages.ts';
@@ -32,14 +32,20 @@ const EXECUTION_SCHEMA = {
   summary: 'Read an execution, with its output so far while it runs',
   tags: TAGS,
   params: Id,
-  querystring: z.strictObject({ min_position: MinPosition }),
-  response: { 200: ExecutionStatusReply, ...CALLER, ...notFound('No such execution (execution_not_found)'), ...LAG },
+  querystring: z.strictObject({ min_position: MinPosition, include_deleted: IncludeDeleted }),
+  response: { 200: ExecutionStatusReply, ...CALLER, ...notFound('No such execution (execution_not_found), or its session was deleted (session_deleted)'), ...LAG },
 };
 const APPROVALS_SCHEMA = {
   summary: 'List approvals',
   tags: TAGS,
-  description: 'With a status, oldest first (the pending queue); without, newest first.',
-  querystring: z.strictObject({ status: ApprovalStatus.optional(), session_id: z.uuid({ error: 'session_id must be a UUID' }).optional(), limit: z.coerce.number().int().min(1).max(500).default(100), min_position: MinPosition }),
+  description: "With a status, oldest first (the pending queue); without, newest first. A deleted session's approvals only with include_deleted=true (operators and auditors).",
+  querystring: z.strictObject({
+    status: ApprovalStatus.optional(),
+    session_id: z.uuid({ error: 'session_id must be a UUID' }).optional(),
+    limit: z.coerce.number().int().min(1).max(500).default(100),
+    min_position: MinPosition,
+    include_deleted: IncludeDeleted,
+  }),
   response: { 200: z.object({ approvals: z.array(Approval), ...AsOf }), ...CALLER, ...LAG },
 };
 const SESSION_EXECUTIONS_SCHEMA = {
@@ -47,7 +53,7 @@ const SESSION_EXECUTIONS_SCHEMA = {
   tags: TAGS,
   params: Id,
   description: `In the order they were requested, in keyset pages of \`limit\` (default ${PAGE_DEFAULT}, at most ${PAGE_MAX}): unless it is the last page, the answer carries next_cursor and \`Link: <next page>; rel="next"\`.`,
-  querystring: z.strictObject({ min_position: MinPosition, ...PageQuery }),
+  querystring: z.strictObject({ min_position: MinPosition, include_deleted: IncludeDeleted, ...PageQuery }),
   response: {
     200: z.object({ session_id: Uuid, executions: z.array(Execution), next_cursor: z.string().nullable().describe('the next page (null on the last)'), ...AsOf }),
     ...CALLER,
@@ -88,8 +94,10 @@ export const executionsApi: FastifyPluginCallbackZod = (app, _options, done) => 
   app.get('/executions/:id', { schema: EXECUTION_SCHEMA }, async (request, reply) => {
     await awaitPosition(runtime, ['executions'], request.query.min_position, readWaitMs);
     const asOf = await asOfPosition(runtime, ['executions']);
+    const withDeleted = includesDeleted(request.query.include_deleted, request.principal.role);
     const status = await executions.status(request.params.id);
     if (!status) throw new HttpProblem(404, 'execution_not_found', `no execution ${request.params.id}`);
+    if (status.session_deleted === true && !withDeleted) throw deletedProblem(`execution ${request.params.id} belongs to a deleted session`, request.principal.role);
     stamp(reply, asOf);
     return { ...status, as_of_position: asOf };
   });
@@ -98,7 +106,8 @@ export const executionsApi: FastifyPluginCallbackZod = (app, _options, done) => 
     await awaitPosition(runtime, ['executions', 'sessions'], request.query.min_position, readWaitMs);
     const asOf = await asOfPosition(runtime, ['executions', 'sessions']);
     const { status, session_id: sessionId, limit } = request.query;
-    const approvals = await listApprovals(runtime.db, { ...(status && { status }), ...(sessionId && { sessionId }), limit });
+    const includeDeleted = includesDeleted(request.query.include_deleted, request.principal.role);
+    const approvals = await listApprovals(runtime.db, { ...(status && { status }), ...(sessionId && { sessionId }), includeDeleted, limit });
     stamp(reply, asOf);
     return { approvals, as_of_position: asOf };
   });
@@ -106,7 +115,7 @@ export const executionsApi: FastifyPluginCallbackZod = (app, _options, done) => 
   app.get('/sessions/:id/executions', { schema: SESSION_EXECUTIONS_SCHEMA }, async (request, reply) => {
     await awaitPosition(runtime, ['executions', 'sessions'], request.query.min_position, readWaitMs);
     const asOf = await asOfPosition(runtime, ['executions', 'sessions']);
-    if (!(await getSession(runtime.db, request.params.id))) throw new HttpProblem(404, 'session_not_found', `no session ${request.params.id}`);
+    await readableSession(runtime.db, request.params.id, request.query.include_deleted, request.principal.role);
     const { limit, cursor } = request.query;
     const page = await pageSessionExecutions(runtime.db, request.params.id, { after: cursor ?? -1, limit });
     stamp(reply, asOf);

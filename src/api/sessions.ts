@@ -9,10 +9,10 @@ import { SessionCommand } from '../domain/session/commands.ts';
 import { Outcome, Verdict } from '../domain/session/events.ts';
 import { sessionStream } from '../domain/session/stream.ts';
 import { getPlan } from '../projections/plans.ts';
-import type { Queryable } from '../ports/db.ts';
-import { SESSION_FIELDS, type SessionFilter, type SessionView, getSession, listSessionsJson } from '../projections/sessions.ts';
+import { SESSION_FIELDS, type SessionFilter, listSessionsJson } from '../projections/sessions.ts';
 import { getMessages, getToolCalls } from '../projections/transcript.ts';
 import { commandContext } from './context.ts';
+import { IncludeDeleted, readableSession, requireAuditReader } from './deleted.ts';
 import { HttpProblem } from './errors.ts';
 import { MinPosition, asOfPosition, awaitPosition, stamp } from './freshness.ts';
 import { PAGE_DEFAULT, PAGE_MAX, PageQuery, linkNext } from './pages.ts';
@@ -25,8 +25,6 @@ const SessionParams = z.strictObject({ id: z.uuid({ error: 'session id must be a
 /** `cursor=` or `since=` left empty by a script means "not given", not "bad". */
 const blankIsAbsent = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
 
-/** Deleted sessions are read only when asked for: operators and auditors, `include_deleted=true`. */
-const IncludeDeleted = blankIsAbsent(z.enum(['true', 'false'], { error: 'include_deleted must be true or false' }));
 const ReadQuery = z.strictObject({ min_position: MinPosition, include_deleted: IncludeDeleted });
 
 const Since = z.string().transform((value, ctx) => {
@@ -89,22 +87,6 @@ function nextPageUrl(q: z.infer<typeof ListQuery>, cursor: string): string {
 
 const TAGS = ['sessions'];
 
-/** Deleted sessions are for operators and auditors to look at; an agent is refused (403). */
-function requireAuditReader(role: string): void {
-  if (role === 'agent') throw new HttpProblem(403, 'forbidden', 'role agent may not read deleted sessions (include_deleted=true is for operators and auditors)');
-}
-
-/** The session a read is about: a deleted one only with include_deleted=true (operators and auditors), else 404. */
-async function readableSession(db: Queryable, id: string, includeDeleted: 'true' | 'false' | undefined, role: string): Promise<SessionView> {
-  if (includeDeleted === 'true') requireAuditReader(role);
-  const session = await getSession(db, id, { includeDeleted: true });
-  if (!session) throw new HttpProblem(404, 'session_not_found', `no session ${id}`);
-  if (session.deleted && includeDeleted !== 'true') {
-    const how = role === 'agent' ? '' : '; operators and auditors read it with include_deleted=true';
-    throw new HttpProblem(404, 'session_deleted', `session ${id} was deleted${how}`);
-  }
-  return session;
-}
 const NO_SESSION = notFound('No such session (session_not_found)');
 
 const LIST_SCHEMA = {

@@ -207,6 +207,7 @@ export const Execution = z.object({
   started_at: Time.nullable(),
   finished_at: Time.nullable(),
   duration_ms: z.number().int().nullable(),
+  session_deleted: z.boolean().describe('its session was deleted (shown only with include_deleted=true)'),
 });
 
 /**
@@ -243,6 +244,7 @@ export const Approval = z.object({
   decision_reason: z.string().nullable(),
   session_goal: z.string().nullable(),
   verdict: Verdict.nullable(),
+  session_deleted: z.boolean().describe('its session was deleted (listed only with include_deleted=true)'),
 });
 
 // ---- fleet ----

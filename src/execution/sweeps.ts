@@ -77,7 +77,7 @@ export async function startOrphaned(deps: CommandDeps, executions: ExecutionServ
     `SELECT e.id, e.session_id, a.expires_at FROM executions e
        JOIN approvals a ON a.id = e.approval_id
        LEFT JOIN execution_claims c ON c.execution_id = e.id
-      WHERE e.status = 'approved' AND a.status = 'granted' AND a.decided_at < $1
+      WHERE e.status = 'approved' AND a.status = 'granted' AND NOT e.session_deleted AND a.decided_at < $1
         AND (c.execution_id IS NULL OR c.beat_at < now() - $2 * interval '1 millisecond')
       ORDER BY a.decided_at LIMIT $3`,
     [grantedBefore, lostAfterMs, BATCH],

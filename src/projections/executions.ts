@@ -8,7 +8,8 @@
 //   ExecutionStarted          running, started_at
 //   ExecutionSucceeded/Failed/TimedOut          the outcome, tails, finished_at
 //   ExecutionRefused          refused, with the reason and its detail (as error), finished_at
-//   SessionDeleted            drops the session's rows; later events, even of the same batch, start afresh
+//   SessionDeleted            marks the session's rows session_deleted: they stay for audits, and leave the lists,
+//                             sweeps and counts (which read live sessions only)
 //
 // Events about an execution or approval that has no row change nothing; the others overwrite whatever status
 // the row had. A batch loads the rows its events name (and a deleted session's), folds the events into them in
@@ -23,7 +24,8 @@ import { RowSet, type TableShape } from './batch.ts';
 import type { Projection } from './projection.ts';
 import { isoOrNull, sessionEventsIn } from './rows.ts';
 
-const EXECUTIONS_VERSION = 1;
+// 2: a deleted session's rows are kept, marked session_deleted (migration 022), instead of dropped.
+const EXECUTIONS_VERSION = 2;
 
 // What the rules read off an event's envelope; the rest of it passes unread (loose: checked without a copy).
 const parseMeta = inPlaceParser(EventMetadata.pick({ occurred_at: true, actor: true }).loose());
@@ -53,6 +55,7 @@ type ExecutionRecord = {
   finished_at: string | null;
   duration_ms: number | null;
   event_position: number;
+  session_deleted: boolean;
 };
 
 type ApprovalRecord = {
@@ -69,20 +72,21 @@ type ApprovalRecord = {
   decided_by: Actor | null;
   decided_at: string | null;
   decision_reason: string | null;
+  session_deleted: boolean;
 };
 
 const EXECUTIONS: TableShape<ExecutionRecord> = {
   table: 'executions',
   key: ['id'],
   columns: ['id', 'session_id', 'target', 'command', 'risk_class', 'rule', 'reason', 'verdict', 'known_long', 'status', 'approval_id', 'exit_code', 'signal',
-    'error', 'stdout_tail', 'stderr_tail', 'refusal', 'requested_by', 'requested_at', 'started_at', 'finished_at', 'duration_ms', 'event_position'],
+    'error', 'stdout_tail', 'stderr_tail', 'refusal', 'requested_by', 'requested_at', 'started_at', 'finished_at', 'duration_ms', 'event_position', 'session_deleted'],
 };
 
 const APPROVALS: TableShape<ApprovalRecord> = {
   table: 'approvals',
   key: ['id'],
   columns: ['id', 'session_id', 'execution_id', 'command', 'target', 'risk_class', 'status', 'requested_by', 'requested_at', 'expires_at', 'decided_by',
-    'decided_at', 'decision_reason'],
+    'decided_at', 'decision_reason', 'session_deleted'],
 };
 
 /** A session event of the batch with what the rules read off its envelope. */
@@ -111,9 +115,9 @@ interface Ending {
   duration_ms: number;
 }
 
-function dropSession<R extends Record<string, unknown> & { session_id: string }>(rows: RowSet<R>, sessionId: string): void {
-  // Collected first: deleting while walking the set's own iterator would be fragile.
-  for (const row of [...rows.values()].filter((r) => r.session_id === sessionId)) rows.delete(row);
+function markDeleted<R extends Record<string, unknown> & { session_id: string; session_deleted: boolean }>(rows: RowSet<R>, sessionId: string): void {
+  // Collected first: replacing rows while walking the set's own iterator would be fragile.
+  for (const row of [...rows.values()].filter((r) => r.session_id === sessionId && !r.session_deleted)) rows.put({ ...row, session_deleted: true });
 }
 
 /** The rows one batch works on, and the rules as changes to them. */
@@ -122,7 +126,7 @@ class Batch {
   private readonly approvals = new RowSet(APPROVALS);
 
   /**
-   * Loads every row the events can read or drop. Approvals come first: a decision reaches the execution its
+   * Loads every row the events can read or mark. Approvals come first: a decision reaches the execution its
    * approval row names, which no event of the batch need mention.
    */
   async load(tx: Queryable, events: readonly Applied[]): Promise<void> {
@@ -154,7 +158,7 @@ class Batch {
           id: d.execution_id, session_id: sessionId, target: d.target, command: d.command, risk_class: d.verdict.risk_class, rule: d.verdict.rule,
           reason: d.verdict.reason, verdict: d.verdict, known_long: d.known_long, status: 'requested', approval_id: null, exit_code: null, signal: null,
           error: null, stdout_tail: null, stderr_tail: null, refusal: null, requested_by: actor, requested_at: at, started_at: null, finished_at: null,
-          duration_ms: null, event_position: position,
+          duration_ms: null, event_position: position, session_deleted: false,
         });
         return;
       }
@@ -163,7 +167,7 @@ class Batch {
         if (!this.approvals.get({ id: d.approval_id })) {
           this.approvals.put({
             id: d.approval_id, session_id: sessionId, execution_id: d.execution_id, command: d.command, target: d.target, risk_class: d.risk_class,
-            status: 'pending', requested_by: actor, requested_at: at, expires_at: d.expires_at, decided_by: null, decided_at: null, decision_reason: null,
+            status: 'pending', requested_by: actor, requested_at: at, expires_at: d.expires_at, decided_by: null, decided_at: null, decision_reason: null, session_deleted: false,
           });
         }
         this.update(d.execution_id, { status: 'awaiting_approval', approval_id: d.approval_id });
@@ -188,8 +192,8 @@ class Batch {
       case 'ExecutionRefused':
         return this.update(e.data.execution_id, { status: 'refused', refusal: e.data.reason, error: e.data.detail, finished_at: at });
       case 'SessionDeleted':
-        dropSession(this.approvals, sessionId);
-        dropSession(this.executions, sessionId);
+        markDeleted(this.approvals, sessionId);
+        markDeleted(this.executions, sessionId);
         return;
       case 'SessionStarted':
       case 'SessionReopened':
@@ -279,6 +283,7 @@ const ExecutionRow = z.object({
   started_at: z.date().nullable(),
   finished_at: z.date().nullable(),
   duration_ms: z.number().int().nullable(),
+  session_deleted: z.boolean(),
 });
 
 export type ExecutionView = Omit<z.infer<typeof ExecutionRow>, 'requested_at' | 'started_at' | 'finished_at'> & {
@@ -288,7 +293,7 @@ export type ExecutionView = Omit<z.infer<typeof ExecutionRow>, 'requested_at' | 
 };
 
 const EXECUTION_COLUMNS = `id, session_id, target, command, verdict, known_long, status, approval_id, exit_code, signal, error,
-  stdout_tail, stderr_tail, refusal, requested_by, requested_at, started_at, finished_at, duration_ms`;
+  stdout_tail, stderr_tail, refusal, requested_by, requested_at, started_at, finished_at, duration_ms, session_deleted`;
 
 function toExecution(raw: unknown): ExecutionView {
   const row = ExecutionRow.parse(raw);
@@ -338,6 +343,7 @@ const ApprovalRow = z.object({
   decision_reason: z.string().nullable(),
   session_goal: z.string().nullable(),
   verdict: Verdict.nullable(),
+  session_deleted: z.boolean(),
 });
 
 export type ApprovalView = Omit<z.infer<typeof ApprovalRow>, 'requested_at' | 'expires_at' | 'decided_at'> & {
@@ -348,7 +354,7 @@ export type ApprovalView = Omit<z.infer<typeof ApprovalRow>, 'requested_at' | 'e
 
 // The goal comes from the sessions read model, the verdict from the execution: one query, no lookups per row.
 const APPROVAL_SELECT = `SELECT a.id, a.session_id, a.execution_id, a.command, a.target, a.risk_class, a.status, a.requested_by, a.requested_at,
-    a.expires_at, a.decided_by, a.decided_at, a.decision_reason, s.goal AS session_goal, e.verdict
+    a.expires_at, a.decided_by, a.decided_at, a.decision_reason, s.goal AS session_goal, e.verdict, a.session_deleted
   FROM approvals a LEFT JOIN sessions s ON s.id = a.session_id LEFT JOIN executions e ON e.id = a.execution_id`;
 
 function toApproval(raw: unknown): ApprovalView {
@@ -356,9 +362,15 @@ function toApproval(raw: unknown): ApprovalView {
   return { ...row, requested_at: row.requested_at.toISOString(), expires_at: row.expires_at.toISOString(), decided_at: isoOrNull(row.decided_at) };
 }
 
-/** With a status, oldest first (the pending queue); without, newest first; optionally one session's. */
-export async function listApprovals(db: Queryable, filter: { status?: z.infer<typeof ApprovalStatus>; sessionId?: string; limit: number }): Promise<ApprovalView[]> {
-  const where: string[] = [];
+/**
+ * With a status, oldest first (the pending queue); without, newest first; optionally one session's. A deleted
+ * session's approvals only when `includeDeleted` (marked session_deleted).
+ */
+export async function listApprovals(
+  db: Queryable,
+  filter: { status?: z.infer<typeof ApprovalStatus>; sessionId?: string; includeDeleted?: boolean; limit: number },
+): Promise<ApprovalView[]> {
+  const where: string[] = filter.includeDeleted === true ? [] : ['NOT a.session_deleted'];
   const params: unknown[] = [];
   if (filter.status) where.push(`a.status = $${params.push(filter.status)}`);
   if (filter.sessionId) where.push(`a.session_id = $${params.push(filter.sessionId)}`);
@@ -378,7 +390,7 @@ export async function getApproval(db: Queryable, id: string): Promise<ApprovalVi
 /** Pending approvals past their expiry, for the sweep that records them as expired. */
 export async function dueApprovals(db: Queryable, now: Date, limit: number): Promise<Array<{ id: string; session_id: string }>> {
   const { rows } = await db.query<{ id: string; session_id: string }>(
-    `SELECT id, session_id FROM approvals WHERE status = 'pending' AND expires_at <= $1 ORDER BY expires_at LIMIT $2`,
+    `SELECT id, session_id FROM approvals WHERE status = 'pending' AND NOT session_deleted AND expires_at <= $1 ORDER BY expires_at LIMIT $2`,
     [now.toISOString(), limit],
   );
   return rows;
@@ -387,7 +399,7 @@ export async function dueApprovals(db: Queryable, now: Date, limit: number): Pro
 /** Executions recorded as running that started before `before`: candidates for having been lost with their server. */
 export async function runningSince(db: Queryable, before: Date, limit: number): Promise<Array<{ id: string; session_id: string }>> {
   const { rows } = await db.query<{ id: string; session_id: string }>(
-    `SELECT id, session_id FROM executions WHERE status = 'running' AND started_at < $1 ORDER BY started_at LIMIT $2`,
+    `SELECT id, session_id FROM executions WHERE status = 'running' AND NOT session_deleted AND started_at < $1 ORDER BY started_at LIMIT $2`,
     [before.toISOString(), limit],
   );
   return rows;
@@ -396,13 +408,15 @@ export async function runningSince(db: Queryable, before: Date, limit: number): 
 /** Executions per status (statuses with none are absent), for metrics and the health summary. */
 export async function executionCounts(db: Queryable, options: { since?: Date } = {}): Promise<Map<string, number>> {
   const { rows } = options.since
-    ? await db.query<{ status: string; n: number }>('SELECT status, count(*)::int AS n FROM executions WHERE requested_at > $1 GROUP BY status', [options.since.toISOString()])
-    : await db.query<{ status: string; n: number }>('SELECT status, count(*)::int AS n FROM executions GROUP BY status');
+    ? await db.query<{ status: string; n: number }>('SELECT status, count(*)::int AS n FROM executions WHERE NOT session_deleted AND requested_at > $1 GROUP BY status', [
+        options.since.toISOString(),
+      ])
+    : await db.query<{ status: string; n: number }>('SELECT status, count(*)::int AS n FROM executions WHERE NOT session_deleted GROUP BY status');
   return new Map(rows.map((r) => [r.status, Number(r.n)]));
 }
 
 export async function pendingApprovalCount(db: Queryable): Promise<number> {
-  const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM approvals WHERE status = 'pending'`);
+  const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM approvals WHERE status = 'pending' AND NOT session_deleted`);
   return Number(rows[0]?.n ?? 0);
 }
 

@@ -7,14 +7,12 @@
 //   GoalSet            inserts the goal as open, unless it is already there
 //   GoalSuperseded     closes the goal as superseded, if it is open
 //   TaskCompleted      closes the task's goal as completed, with the outcome and summary, if it is open
-//   SessionDeleted     drops the session's steps and goals
+//   (SessionDeleted is not handled: a deleted session's plan stays for operators and auditors)
 //
 // Steps and goals that do not exist are left alone by the updates; every change stamps the event's time.
 //
 // A batch loads the steps and goals its events name (one statement per table), folds the events into them in
-// memory, and writes each changed row once. A session deleted in the batch starts empty after its last
-// SessionDeleted: what came before only touched its own rows, which the deletion drops, so those events are
-// skipped, its rows deleted in one statement per table, and nothing of it is loaded.
+// memory, and writes each changed row once.
 import { z } from 'zod';
 import type { Queryable, Transaction } from '../ports/db.ts';
 import type { ProjectedEvent } from '../ports/event-store.ts';
@@ -23,7 +21,8 @@ import { RowSet, type TableShape } from './batch.ts';
 import type { Projection } from './projection.ts';
 import { isoOrNull, occurredAt, type SessionEventEntry, sessionEventsIn } from './rows.ts';
 
-const PLANS_VERSION = 1;
+/** 2: a deleted session's steps and goals are kept. */
+const PLANS_VERSION = 2;
 
 /** A plan_steps row: the view, keyed by its session. */
 interface StepRecord extends PlanStepView, Record<string, unknown> {
@@ -50,32 +49,15 @@ const GOALS: TableShape<GoalRecord> = {
 
 type Applied = SessionEventEntry;
 
-interface Batch {
-  /** The events that shape the rows, in log order; of a session deleted in the batch, only those after its last deletion. */
-  readonly applied: readonly Applied[];
-  /** Sessions deleted in the batch: their stored rows go, and they start empty. */
-  readonly wiped: ReadonlySet<string>;
-}
-
-function sortOut(events: readonly ProjectedEvent[]): Batch {
-  const parsed = sessionEventsIn(events);
-  const lastDeletion = new Map<string, number>();
-  parsed.forEach(({ sessionId, event }, i) => {
-    if (event.type === 'SessionDeleted') lastDeletion.set(sessionId, i);
-  });
-  const applied = parsed.filter(({ sessionId }, i) => i > (lastDeletion.get(sessionId) ?? -1));
-  return { applied, wiped: new Set(lastDeletion.keys()) };
-}
 
 type StepKey = Pick<StepRecord, 'session_id' | 'generation' | 'seq'>;
 type GoalKey = Pick<GoalRecord, 'session_id' | 'goal_id'>;
 
-/** The rows the events name, of sessions not wiped (a wiped session has none left to find). */
-function named(batch: Batch): { steps: StepKey[]; goals: GoalKey[] } {
+/** The rows the events name. */
+function named(applied: readonly Applied[]): { steps: StepKey[]; goals: GoalKey[] } {
   const steps: StepKey[] = [];
   const goals: GoalKey[] = [];
-  for (const { sessionId: session_id, event: e } of batch.applied) {
-    if (batch.wiped.has(session_id)) continue;
+  for (const { sessionId: session_id, event: e } of applied) {
     switch (e.type) {
       case 'PlanProposed':
         for (const { seq } of e.data.steps) steps.push({ session_id, generation: e.data.generation, seq });
@@ -144,7 +126,7 @@ function fold(steps: RowSet<StepRecord>, goals: RowSet<GoalRecord>, { sessionId:
       if (e.data.goal_id === null) return;
       closeGoal(goals, { session_id, goal_id: e.data.goal_id }, { status: 'completed', outcome: e.data.outcome, summary: e.data.summary }, at);
       return;
-    case 'SessionDeleted': // never applied: sortOut turns a session's deletions into its wipe
+    case 'SessionDeleted':
     case 'SessionStarted':
     case 'SessionReopened':
     case 'UserMessagePosted':
@@ -177,23 +159,13 @@ function fold(steps: RowSet<StepRecord>, goals: RowSet<GoalRecord>, { sessionId:
   }
 }
 
-function dropSessions(tx: Transaction, sessionIds: ReadonlySet<string>): void {
-  if (sessionIds.size === 0) return;
-  const ids = JSON.stringify([...sessionIds]);
-  for (const table of [STEPS.table, GOALS.table]) {
-    tx.send(`DELETE FROM ${table} WHERE session_id IN (SELECT jsonb_array_elements_text($1::jsonb))`, [ids]);
-  }
-}
-
 async function applyBatch(tx: Transaction, events: readonly ProjectedEvent[]): Promise<void> {
-  const batch = sortOut(events);
+  const applied = sessionEventsIn(events);
   const steps = new RowSet(STEPS);
   const goals = new RowSet(GOALS);
-  const keys = named(batch);
+  const keys = named(applied);
   await Promise.all([steps.load(tx, keys.steps), goals.load(tx, keys.goals)]);
-  for (const applied of batch.applied) fold(steps, goals, applied);
-  // Deletions first: rows a wiped session gained after its deletion are written by the flushes.
-  dropSessions(tx, batch.wiped);
+  for (const event of applied) fold(steps, goals, event);
   steps.flush(tx);
   goals.flush(tx);
 }
@@ -202,7 +174,7 @@ export const plansProjection: Projection = {
   name: 'plans',
   version: PLANS_VERSION,
   tables: ['plan_steps', 'goals'],
-  handles: new Set(['PlanProposed', 'PlanStepsReplaced', 'PlanStepUpdated', 'GoalSet', 'GoalSuperseded', 'TaskCompleted', 'SessionDeleted']),
+  handles: new Set(['PlanProposed', 'PlanStepsReplaced', 'PlanStepUpdated', 'GoalSet', 'GoalSuperseded', 'TaskCompleted']),
   applyBatch,
 };
 

@@ -389,6 +389,7 @@ function countRefusal(row: SessionRow, reason: RefusalReason): void {
       return;
     case 'already_running':
     case 'binding_mismatch':
+    case 'session_deleted':
       return;
     default: {
       const unhandled: never = reason;

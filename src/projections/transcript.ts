@@ -6,12 +6,12 @@
 //   ToolCallRequested         creates the turn's assistant message if absent; inserts the tool call (next seq of the session)
 //                             unless a call with that id is there already
 //   ToolCallCompleted         result, error, status (failed when error is set), completed_at; a call not there is left alone
-//   SessionDeleted            drops the session's messages and tool calls
+//   (SessionDeleted is not handled: a deleted session's transcript stays for operators and auditors; reads
+//   reach it only through a session the API lets them read, with include_deleted=true)
 //
-// A batch takes at most three statements, whatever its size, all from a fold in memory. A read, when it requests
+// A batch takes at most two statements, whatever its size, all from a fold in memory. A read, when it requests
 // calls: each such session's highest seq and which of the requested ids it holds already (a call's seq and
-// whether it is inserted at all depend on them). A DELETE, when it deletes sessions: first, so that what their
-// later events create outlives it. One write for everything else. Nothing more is read: a message's row after
+// whether it is inserted at all depend on them). One write for everything else. Nothing more is read: a message's row after
 // the batch follows from what the batch does to it (insert if absent, or upsert its text), and a completion of
 // a call stored before the batch is an UPDATE, a no-op for an unknown call; so big results never travel back.
 import { z } from 'zod';
@@ -22,8 +22,8 @@ import type { SessionEvent, SessionEventOf } from '../domain/session/events.ts';
 import type { Projection } from './projection.ts';
 import { isoOrNull, occurredAt, sessionEventsIn } from './rows.ts';
 
-/** 2: tool calls carry the actor and the MCP client of their request. */
-const TRANSCRIPT_VERSION = 2;
+/** 2: tool calls carry the actor and the MCP client of their request. 3: a deleted session's rows are kept. */
+const TRANSCRIPT_VERSION = 3;
 
 interface MessageRow {
   session_id: string;
@@ -78,14 +78,12 @@ interface TranscriptEvent {
 
 /** What a batch does to one session's rows, relative to the rows stored before it. */
 class SessionChanges {
-  /** A SessionDeleted: the stored rows go, and only what follows it is written. */
-  deleted = false;
   readonly messages = new Map<string, MessageWrite>();
   /** Calls requested in the batch, with their completions folded in. */
   readonly requested = new Map<string, ToolCallRow>();
   /** Completions of calls stored before the batch, the last one of each call. */
   readonly completed = new Map<string, Completion>();
-  private stored: StoredCalls;
+  private readonly stored: StoredCalls;
   private lastSeq: number;
 
   constructor(
@@ -112,8 +110,6 @@ class SessionChanges {
         this.complete(e.data, at);
         return;
       case 'SessionDeleted':
-        this.delete();
-        return;
       case 'SessionStarted':
       case 'SessionReopened':
       case 'GoalSet':
@@ -204,17 +200,7 @@ class SessionChanges {
     };
     const call = this.requested.get(id);
     if (call !== undefined) Object.assign(call, completion);
-    // After a delete in the batch nothing stored is left to complete.
-    else if (!this.deleted) this.completed.set(id, completion);
-  }
-
-  private delete(): void {
-    this.deleted = true;
-    this.messages.clear();
-    this.requested.clear();
-    this.completed.clear();
-    this.stored = NO_CALLS;
-    this.lastSeq = 0;
+    else this.completed.set(id, completion);
   }
 }
 
@@ -266,13 +252,8 @@ function fold(events: readonly TranscriptEvent[], stored: ReadonlyMap<string, St
 const MESSAGE_COLUMNS = 'session_id, id, role, text, created_at, event_position';
 const TOOL_CALL_COLUMNS = 'session_id, id, seq, message_id, name, args, result, error, status, requested_at, completed_at, result_original_bytes, actor, client';
 
-function deleteSessions(tx: Transaction, sessionIds: readonly string[]): void {
-  if (sessionIds.length === 0) return;
-  tx.send('WITH calls AS (DELETE FROM tool_calls WHERE session_id = ANY ($1::text[])) DELETE FROM messages WHERE session_id = ANY ($1::text[])', [sessionIds]);
-}
-
 /**
- * Every write but the deletes, in one statement. Its parts see the same snapshot and none writes a row another
+ * Every write, in one statement. Its parts see the same snapshot and none writes a row another
  * one writes: completions go to calls stored before the batch, inserts to calls that were not, and each
  * message is in one of the two message lists.
  */
@@ -304,8 +285,6 @@ function writeChanges(tx: Transaction, sessions: readonly SessionChanges[]): voi
 async function applyBatch(tx: Transaction, batch: readonly ProjectedEvent[]): Promise<void> {
   const events = sessionEventsIn(batch).map(({ sessionId, event, stored }) => ({ sessionId, event, at: occurredAt(stored), position: stored.position, metadata: stored.metadata }));
   const sessions = fold(events, await loadStoredCalls(tx, events));
-  // A statement of its own, and first: what a deleted session's later events create is written after it.
-  deleteSessions(tx, sessions.filter((s) => s.deleted).map((s) => s.sessionId));
   writeChanges(tx, sessions);
 }
 
@@ -313,7 +292,7 @@ export const transcriptProjection: Projection = {
   name: 'transcript',
   version: TRANSCRIPT_VERSION,
   tables: ['tool_calls', 'messages'],
-  handles: new Set(['UserMessagePosted', 'AssistantMessageRecorded', 'ToolCallRequested', 'ToolCallCompleted', 'SessionDeleted']),
+  handles: new Set(['UserMessagePosted', 'AssistantMessageRecorded', 'ToolCallRequested', 'ToolCallCompleted']),
   applyBatch,
 };
 

@@ -1,10 +1,13 @@
 // Sessions have owners in the read model, and a deleted session leaves every list by default but stays reachable
-// for operators and auditors (include_deleted=true, marked deleted), over real HTTP on both databases.
+// for operators and auditors (include_deleted=true, marked deleted) with its transcript, plan, approvals and
+// executions, over real HTTP on both databases.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseTokens } from '../../src/api/auth.ts';
+import { SshExecutor } from '../../src/adapters/ssh/executor.ts';
 import { fetchSessions } from '../../src/cli/audit.ts';
 import { databases } from '../support/databases.ts';
 import { type TestServer, startTestServer } from '../support/server.ts';
+import { type SshPeer, startSshPeer } from '../support/ssh-peer.ts';
 
 const OP = 'operator-token-0123456789abcdef-0123';
 const AGENT = 'agent-token-0123456789abcdef-012345';
@@ -84,5 +87,82 @@ describe.each(databases)('owners and deleted sessions in the read model on $name
       expect(JSON.stringify(res.body)).toContain(query.split('=')[0]!);
     }
     expect(await head()).toBe(before);
+  });
+});
+
+// A deleted session's approvals and executions, over a real SSH server: deleting cancels the pending approval
+// (no sweep or operator acts on it later), lists and lookups leave them out, include_deleted=true shows them
+// marked to operators and auditors, and an agent is refused.
+describe.each(databases)("a deleted session's approvals and executions on $name", (database) => {
+  let peer: SshPeer;
+  let server: TestServer;
+  let session: string;
+  let ran: string;
+  let waiting: { approval_id: string; execution_id: string };
+  let at: number;
+
+  beforeAll(async () => {
+    peer = await startSshPeer();
+    server = await startTestServer(database, { tokens, executor: new SshExecutor({ privateKey: peer.privateKey }) });
+    const reg = await server.request('POST', '/entities', { entities: [{ slug: 'host:peer', type: 'host', ssh: { host: peer.host.address, port: peer.host.port, user: peer.host.user } }] }, operator);
+    expect(reg.status, JSON.stringify(reg.body)).toBe(200);
+    session = (await server.request('POST', '/sessions', undefined, agent)).body.session_id as string;
+    const run = (command: string) => server.request('POST', `/sessions/${session}/commands`, { type: 'run', target: 'host:peer', command }, agent);
+    const read = await run('uptime');
+    expect(read.body).toMatchObject({ status: 'succeeded' });
+    ran = read.body.execution_id as string;
+    const change = await run('touch /tmp/nomos-deleted-never-runs');
+    expect(change.body).toMatchObject({ status: 'approval_required' });
+    waiting = { approval_id: change.body.approval_id as string, execution_id: change.body.execution_id as string };
+    const deleted = await server.request('DELETE', `/sessions/${session}`, { reason: 'a test' }, operator);
+    expect(deleted.status).toBe(200);
+    expect(deleted.body.events).toEqual(['ApprovalCancelled', 'SessionDeleted']);
+    at = deleted.body.position as number;
+  }, 60_000);
+  afterAll(async () => {
+    await server?.close();
+    await peer?.close();
+  });
+
+  it('leaves them out of the approvals list and lookups by default', async () => {
+    const list = await server.request('GET', `/approvals?min_position=${at}`, undefined, operator);
+    expect(list.status).toBe(200);
+    expect(list.body.approvals.map((a: { id: string }) => a.id)).not.toContain(waiting.approval_id);
+    const one = await server.request('GET', `/executions/${ran}?min_position=${at}`, undefined, operator);
+    expect(one.status).toBe(404);
+    expect(one.body).toMatchObject({ code: 'session_deleted' });
+    expect((await server.request('GET', `/sessions/${session}/executions?min_position=${at}`, undefined, auditor)).body).toMatchObject({ code: 'session_deleted' });
+  });
+
+  it('shows them marked with include_deleted=true, the approval cancelled by the deletion', async () => {
+    for (const as of [operator, auditor]) {
+      const list = await server.request('GET', `/approvals?include_deleted=true&session_id=${session}&min_position=${at}`, undefined, as);
+      expect(list.status).toBe(200);
+      expect(list.body.approvals).toEqual([expect.objectContaining({ id: waiting.approval_id, status: 'cancelled', decision_reason: 'session deleted', session_deleted: true })]);
+      const one = await server.request('GET', `/executions/${ran}?include_deleted=true&min_position=${at}`, undefined, as);
+      expect(one.status).toBe(200);
+      expect(one.body).toMatchObject({ status: 'succeeded', session_deleted: true });
+      const page = await server.request('GET', `/sessions/${session}/executions?include_deleted=true&min_position=${at}`, undefined, as);
+      expect(page.status).toBe(200);
+      expect(page.body.executions.map((e: { id: string; status: string }) => [e.id, e.status])).toEqual([
+        [ran, 'succeeded'],
+        [waiting.execution_id, 'cancelled'],
+      ]);
+      const calls = await server.request('GET', `/sessions/${session}/tool_calls?include_deleted=true&min_position=${at}`, undefined, as);
+      expect(calls.status).toBe(200);
+      const detail = await server.request('GET', `/sessions/${session}?include_deleted=true&min_position=${at}`, undefined, as);
+      expect(detail.body.session).toMatchObject({ deleted: true, owner: { role: 'agent', id: 'bot' } });
+    }
+  });
+
+  it('refuses include_deleted=true to an agent, and nothing is left for a sweep or an operator to act on', async () => {
+    for (const path of ['/approvals', `/executions/${ran}`, `/sessions/${session}/executions`]) {
+      expect((await server.request('GET', `${path}?include_deleted=true`, undefined, agent)).status, path).toBe(403);
+    }
+    const approve = await server.request('POST', `/approvals/${waiting.approval_id}/approve`, undefined, operator);
+    expect(approve.status).toBeGreaterThanOrEqual(400);
+    expect(approve.status).toBeLessThan(500);
+    const pending = await server.runtime.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM approvals WHERE status = 'pending'`);
+    expect(Number(pending.rows[0]!.n)).toBe(0);
   });
 });

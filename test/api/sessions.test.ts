@@ -328,13 +328,16 @@ describe.each(databases)('sessions API on $name', (database) => {
     expect(calls.body[0]).toMatchObject({ result: { stdout: 'init\uFFFD--system\uFFFD', 'key\uFFFD': '\\u0000 stays literal' }, error: 'exit\uFFFD', status: 'failed' });
   });
 
-  it('deletes with a tombstone: lists drop the session, an operator still reads it marked, its events stay', async () => {
+  it('deletes with a tombstone: lists drop the session, an operator still reads it marked with include_deleted=true, its events stay', async () => {
     const id = await create();
     await command(id, { type: 'set_goal', goal: 'temporary' });
     const del = await server.request('DELETE', `/sessions/${id}`);
     expect(del.status).toBe(200);
     expect(del.body.events).toEqual(['SessionDeleted']);
-    const read = await server.request('GET', `/sessions/${id}?min_position=${del.body.position}`);
+    const hidden = await server.request('GET', `/sessions/${id}?min_position=${del.body.position}`);
+    expect(hidden.status).toBe(404);
+    expect(hidden.body.code).toBe('session_deleted');
+    const read = await server.request('GET', `/sessions/${id}?include_deleted=true&min_position=${del.body.position}`);
     expect(read.status).toBe(200);
     expect(read.body.session).toMatchObject({ deleted: true, deleted_by: { role: 'operator', id: 'anonymous' } });
     const list = await server.request('GET', `/sessions?limit=200&min_position=${del.body.position}`);

@@ -54,3 +54,23 @@ describe.skipIf(problem !== undefined)(`the oracle's findings${problem === undef
     expect(kinds('./evil/ls', 'reversible_low', ['ls', 'touch'])).toEqual(['foreign-program', 'write-outside-scratch']);
   });
 });
+
+// Without a sandbox: a tool's own state (TOOL_STATE) is exempt only under that tool, and only at that path.
+describe("the oracle's allow-list of tools' own state", () => {
+  const EIPP = '/var/log/apt/eipp.log.xz';
+  const trace = (program: string, path: string): CommandTrace => ({
+    command: `${program} …`,
+    started: true,
+    execs: [{ pid: 2, path: `/usr/bin/${program}`, argv: [program] }],
+    fileChanges: [{ pid: 2, syscall: 'openat', path, actual: undefined, errno: 'EROFS' }],
+    systemChanges: [],
+    opened: [],
+  });
+  const kinds = (program: string, path: string) => findingsOf(verdict('reversible_low'), [program], trace(program, path)).map((f) => f.kind);
+
+  it("lets apt-get's simulation replace its solver log, and nothing else write there or elsewhere", () => {
+    expect(kinds('apt-get', EIPP)).toEqual([]);
+    expect(kinds('touch', EIPP)).toEqual(['write-outside-scratch']);
+    expect(kinds('apt-get', '/var/log/apt/history.log')).toEqual(['write-outside-scratch']);
+  });
+});

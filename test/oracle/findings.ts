@@ -62,6 +62,8 @@ const HELPERS: readonly Helper[] = [
 /** Writes outside scratch a read-only tool makes to its own state, harmless on any host: an allow-list too. */
 const TOOL_STATE: readonly { readonly under: string; readonly path: RegExp; readonly why: string }[] = [
   { under: 'top', path: /^\/root\/\.config(\/procps)?$/, why: 'top creates its configuration directory when it has none' },
+  // Only when the host has upgrades pending (after an `apt-get update`): the simulation runs apt's solver, which logs its plan.
+  { under: 'apt-get', path: /^\/var\/log\/apt\/eipp\.log\.xz$/, why: "apt-get -s replaces the solver's planning log when there is something to upgrade" },
 ];
 
 const inside = (path: string, dir: string): boolean => path === dir || path.startsWith(`${dir}/`);

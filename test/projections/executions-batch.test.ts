@@ -1,7 +1,7 @@
 // The executions projection folds a batch in memory; the generated log of batching.test.ts rarely takes the
 // rules' corners, so this one does on purpose, over rows an earlier batch left: executions requested twice,
 // approvals decided twice, from another session's stream or for executions that do not exist, outcomes that
-// overwrite outcomes, and a session deleted mid-batch and then written again.
+// overwrite outcomes, and a session deleted mid-batch (its rows kept, marked) and then written again.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/ports/db.ts';
@@ -90,16 +90,17 @@ describe.each(databases)('executions projection, batched, on $name', (database) 
     const { before, batch, gone, ids } = scenario();
     await project(before, batch, batch.length);
 
-    // Granted from another stream, denied too late, then an approval of a deleted session took it over.
-    expect(await getApproval(db, ids.p1)).toMatchObject({ status: 'granted', decision_reason: null });
+    // Granted from another stream, denied too late, then an approval of a deleted session took it over and was granted.
+    expect(await getApproval(db, ids.p1)).toMatchObject({ status: 'granted', decision_reason: null, session_deleted: false });
     expect(await getExecution(db, ids.x1)).toMatchObject({
-      command: 'systemctl restart nginx', status: 'awaiting_approval', approval_id: ids.pa, exit_code: 2, signal: 'SIGTERM', error: 'boom', stdout_tail: 'after all',
+      command: 'systemctl restart nginx', status: 'approved', approval_id: ids.pa, exit_code: 2, signal: 'SIGTERM', error: 'boom', stdout_tail: 'after all', session_deleted: false,
     });
     expect(await getExecution(db, ids.xb)).toMatchObject({ status: 'timed_out', exit_code: null, error: 'killed at the hard limit of 100 ms', stdout_tail: 'slow' });
     expect(await getApproval(db, ids.p2)).toMatchObject({ status: 'expired', execution_id: ids.unknown });
     expect(await getExecution(db, ids.unknown)).toBeNull();
-    expect(await getApproval(db, ids.pa)).toBeNull();
-    expect(await getApproval(db, ids.pg)).toBeNull();
-    expect(await listSessionExecutions(db, gone.sessionId)).toMatchObject([{ id: ids.xg, command: 'second life', status: 'requested', started_at: null }]);
+    // The deleted session's rows stay, marked; what its stream says after the deletion still applies to them.
+    expect(await getApproval(db, ids.pa)).toMatchObject({ status: 'granted', session_deleted: true });
+    expect(await getApproval(db, ids.pg)).toMatchObject({ status: 'granted', session_deleted: true });
+    expect(await listSessionExecutions(db, gone.sessionId)).toMatchObject([{ id: ids.xg, command: 'systemctl restart nginx', status: 'running', session_deleted: true }]);
   });
 });

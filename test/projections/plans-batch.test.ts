@@ -1,7 +1,7 @@
 // The plans projection folds a batch in memory; the generated log of batching.test.ts rarely takes the rules'
 // corners, so this one does on purpose, over rows an earlier batch left: proposals of a generation already
 // there or listing a step twice, updates of steps that do not exist yet or at all, goals set twice, closed
-// twice or never set, and sessions deleted mid-batch and then written again.
+// twice or never set, and sessions deleted mid-batch (their rows kept) and then written again.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/ports/db.ts';
@@ -16,7 +16,7 @@ const goalSet = (goal_id: string, goal: string) => ({ goal_id, goal, title: goal
 const completed = (goal_id: string | null, outcome: 'success' | 'partial') => ({ goal_id, outcome, summary: `${outcome}!`, status: 'done' as const });
 
 /** Events already projected (`before`) and the batch under test (`batch`), in log order. */
-function scenario(): { before: StoredEvent[]; batch: StoredEvent[]; reset: SessionFeed; kept: SessionFeed; fresh: SessionFeed } {
+function scenario(): { before: StoredEvent[]; batch: StoredEvent[]; reset: SessionFeed; kept: SessionFeed; fresh: SessionFeed; gone: SessionFeed } {
   const kept = new SessionFeed(randomUUID(), '2026-08-01T10:00:00.000Z');
   const fresh = new SessionFeed(randomUUID(), '2026-08-01T11:00:00.000Z');
   const reset = new SessionFeed(randomUUID(), '2026-08-01T12:00:00.000Z');
@@ -59,7 +59,7 @@ function scenario(): { before: StoredEvent[]; batch: StoredEvent[]; reset: Sessi
   reset.add('TaskCompleted', completed(again, 'success'));
   fresh.add('TaskCompleted', completed(again, 'partial'));
   const batch = [kept, fresh, reset, gone].flatMap((feed) => feed.events).sort((a, b) => a.position - b.position);
-  return { before, batch, reset, kept, fresh };
+  return { before, batch, reset, kept, fresh, gone };
 }
 
 describe.each(databases)('plans projection, batched, on $name', (database) => {
@@ -83,12 +83,13 @@ describe.each(databases)('plans projection, batched, on $name', (database) => {
   });
 
   it('takes each corner of the rules as the rules say', async () => {
-    const { before, batch, reset, kept, fresh } = scenario();
+    const { before, batch, reset, kept, fresh, gone } = scenario();
     await project(before, batch, batch.length);
 
+    // A deletion changes nothing here: the rows stay for audits, and later events apply to them as to any.
     const resetPlan = await getPlan(db, reset.sessionId);
-    expect(resetPlan.steps).toEqual([]);
-    expect(resetPlan.goals).toMatchObject([{ goal: 'newest goal', status: 'completed', outcome: 'success' }]);
+    expect(resetPlan.steps.map((s) => [s.seq, s.title, s.status])).toEqual([[1, 'old step', 'failed']]);
+    expect(resetPlan.goals).toMatchObject([{ goal: 'old goal', status: 'superseded', outcome: null }]);
 
     const keptPlan = await getPlan(db, kept.sessionId);
     expect(keptPlan.steps.map((s) => [s.seq, s.title, s.status])).toEqual([
@@ -108,6 +109,9 @@ describe.each(databases)('plans projection, batched, on $name', (database) => {
       { seq: 2, title: 'second', command: 'uptime', target: 'host:a', status: 'done' },
     ]);
     expect(freshPlan.goals).toMatchObject([{ goal: 'same id, other session', status: 'completed', outcome: 'partial' }]);
-    expect((await db.query('SELECT count(*)::int AS n FROM goals')).rows).toEqual([{ n: 4 }]);
+    const gonePlan = await getPlan(db, gone.sessionId);
+    expect(gonePlan.steps.map((s) => s.title)).toEqual(['gone step']);
+    expect(gonePlan.goals.map((g) => g.goal)).toEqual(['gone']);
+    expect((await db.query('SELECT count(*)::int AS n FROM goals')).rows).toEqual([{ n: 5 }]);
   });
 });

@@ -95,12 +95,15 @@ describe.each(databases)('plans projection on $name', (database) => {
     expect((await getPlan(db, feed.sessionId)).goals).toMatchObject([{ goal_id: goal, status: 'open', outcome: null, closed_at: null }]);
   });
 
-  it('drops a deleted session’s plan and goals', async () => {
+  it('keeps a deleted session’s plan and goals for audits', async () => {
     const feed = started('2026-07-19T09:00:00.000Z');
     feed.add('GoalSet', { goal_id: randomUUID(), goal: 'x', title: 'x' });
     feed.add('PlanProposed', { generation: 1, steps: [{ seq: 1, title: 'only step' }] });
     feed.add('SessionDeleted', { reason: null });
     await project(feed);
-    expect(await getPlan(db, feed.sessionId)).toEqual({ current_generation: null, steps: [], goals: [] });
+    const plan = await getPlan(db, feed.sessionId);
+    expect(plan.current_generation).toBe(1);
+    expect(plan.steps.map((s) => s.title)).toEqual(['only step']);
+    expect(plan.goals.map((g) => g.goal)).toEqual(['x']);
   });
 });

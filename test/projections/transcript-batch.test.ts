@@ -98,26 +98,28 @@ describe.each(databases)('transcript batches on $name', (database) => {
     ]);
   });
 
-  it('starts a deleted session afresh with the events that follow the delete', async () => {
+  it('keeps a deleted session’s rows, and applies what follows the delete to them as to any', async () => {
     const feed = started();
     const other = started();
     other.add('ToolCallRequested', { tool_call_id: 'a', message_id: 'm', name: 'kept', args: {} });
     feed.add('UserMessagePosted', { message_id: 'u', text: 'before' });
-    feed.add('ToolCallRequested', { tool_call_id: 'a', message_id: 'm', name: 'gone', args: {} });
-    feed.add('ToolCallRequested', { tool_call_id: 'b', message_id: 'm', name: 'gone', args: {} });
+    feed.add('ToolCallRequested', { tool_call_id: 'a', message_id: 'm', name: 'first', args: {} });
+    feed.add('ToolCallRequested', { tool_call_id: 'b', message_id: 'm', name: 'second', args: {} });
     feed.add('SessionDeleted', { reason: null });
-    feed.add('ToolCallCompleted', { tool_call_id: 'b', result: ok, error: null, result_original_bytes: null }); // deleted with its session
-    feed.add('ToolCallRequested', { tool_call_id: 'b', message_id: 'm', name: 'after', args: {} });
-    feed.add('ToolCallCompleted', { tool_call_id: 'b', result: ok, error: null, result_original_bytes: 7 });
-    feed.add('UserMessagePosted', { message_id: 'u', text: 'after' });
+    feed.add('ToolCallCompleted', { tool_call_id: 'b', result: ok, error: null, result_original_bytes: null });
+    feed.add('ToolCallRequested', { tool_call_id: 'b', message_id: 'm', name: 'requested again', args: {} }); // the id is taken: left alone
+    feed.add('UserMessagePosted', { message_id: 'u', text: 'posted again' }); // the message is there: stays as it is
     await projectEveryWay([...other.events, ...feed.events].sort((a, b) => a.position - b.position));
 
     const calls = await getToolCalls(db, feed.sessionId);
-    expect(calls.map((c) => [c.seq, c.id, c.name, c.status, c.result])).toEqual([[1, 'b', 'after', 'completed', ok]]);
+    expect(calls.map((c) => [c.seq, c.id, c.name, c.status, c.result])).toEqual([
+      [1, 'a', 'first', 'requested', null],
+      [2, 'b', 'second', 'completed', ok],
+    ]);
     const messages = await getMessages(db, feed.sessionId);
-    expect(messages.map((m) => [m.id, m.content.text, m.created_at])).toEqual([
-      ['m', null, '2026-08-01T10:00:06.000Z'],
-      ['u', 'after', '2026-08-01T10:00:08.000Z'],
+    expect(messages.map((m) => [m.id, m.content.text])).toEqual([
+      ['u', 'before'],
+      ['m', null],
     ]);
     expect((await getToolCalls(db, other.sessionId)).map((c) => c.name)).toEqual(['kept']);
   });

@@ -97,7 +97,7 @@ describe.each(databases)('transcript projection on $name', (database) => {
     expect(calls[1]).toMatchObject({ result: { status: 'running' }, error: null });
   });
 
-  it('drops a deleted session’s messages and tool calls and leaves other sessions alone', async () => {
+  it('keeps a deleted session’s messages and tool calls for audits', async () => {
     const kept = started('2026-07-18T13:00:00.000Z');
     turn(kept, { user: 'hi', tools: [{ name: 'whoami' }], text: 'hello' });
     const deleted = started('2026-07-18T13:00:00.000Z');
@@ -105,8 +105,8 @@ describe.each(databases)('transcript projection on $name', (database) => {
     deleted.add('SessionDeleted', { reason: null });
     await project(kept);
     await project(deleted);
-    expect(await getMessages(db, deleted.sessionId)).toEqual([]);
-    expect(await getToolCalls(db, deleted.sessionId)).toEqual([]);
+    expect(await getMessages(db, deleted.sessionId)).toHaveLength(2);
+    expect((await getToolCalls(db, deleted.sessionId)).map((c) => c.name)).toEqual(['whoami']);
     expect(await getMessages(db, kept.sessionId)).toHaveLength(2);
     expect(await getToolCalls(db, kept.sessionId)).toHaveLength(1);
   });

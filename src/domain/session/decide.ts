@@ -19,6 +19,8 @@ export const GOAL_TITLE_MAX_CHARS = 120;
 
 export function decide(command: SessionCommandInput, state: SessionState, meta: CommandMetadata): SessionEvent[] {
   if (command.type === 'start_session') return decideStartSession(command, state, meta);
+  // A command that was running when its session was deleted still ran on the host: its end is recorded.
+  if (state.status === 'deleted' && command.type === 'finish_execution') return decideExecution(command, state, meta);
   requireSession(state);
   requireWriter(state, meta);
   // Only what starts new work reopens a closed session: an agent's final text and tool results may
@@ -55,7 +57,7 @@ export function decide(command: SessionCommandInput, state: SessionState, meta: 
     case 'end_turn':
       return decideTurn(command, state);
     case 'delete_session':
-      return [{ type: 'SessionDeleted', data: { reason: command.reason } }];
+      return decideDelete(command, state);
     case 'hand_over':
       return decideHandOver(command.to, state, meta);
     default: {
@@ -96,6 +98,18 @@ function decideSetGoal(command: CommandOf<'set_goal'>, state: SessionState, meta
   // The old goal is closed explicitly, so no goal is ever left open without a successor.
   if (state.openGoal === null) return [set];
   return [{ type: 'GoalSuperseded', data: { goal_id: state.openGoal.goalId, superseded_by: goal_id } }, set];
+}
+
+/**
+ * Deleting closes what waits on the session: pending approvals are cancelled and executions not yet started are
+ * refused, so no sweep or operator acts on them later; a running one is left to finish and record its end.
+ */
+function decideDelete(command: CommandOf<'delete_session'>, state: SessionState): SessionEvent[] {
+  const cancelled = state.pendingApprovalIds.map((approval_id): SessionEvent => ({ type: 'ApprovalCancelled', data: { approval_id, reason: 'session deleted' } }));
+  const refused = [...state.executions.values()]
+    .filter((e) => e.status === 'runnable' || e.status === 'approved')
+    .map((e): SessionEvent => ({ type: 'ExecutionRefused', data: { execution_id: e.executionId, reason: 'session_deleted', detail: 'The session was deleted before the command started; nothing ran.' } }));
+  return [...cancelled, ...refused, { type: 'SessionDeleted', data: { reason: command.reason } }];
 }
 
 function decideCompleteTask(command: CommandOf<'complete_task'>, state: SessionState, meta: CommandMetadata): SessionEvent[] {

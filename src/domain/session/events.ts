@@ -26,7 +26,7 @@ export const Verdict = z.object({ risk_class: RiskClass, reason: z.string(), rul
 export type Verdict = z.infer<typeof Verdict>;
 
 /** lost: approved, but the server that was to start it stopped first, and the approval's window had passed when another server found it. */
-export const RefusalReason = z.enum(['retry_cap', 'already_running', 'host_key_mismatch', 'binding_mismatch', 'unreachable', 'lost']);
+export const RefusalReason = z.enum(['retry_cap', 'already_running', 'host_key_mismatch', 'binding_mismatch', 'unreachable', 'lost', 'session_deleted']);
 export type RefusalReason = z.infer<typeof RefusalReason>;
 
 const Tails = { stdout_tail: z.string(), stderr_tail: z.string(), duration_ms: z.number().int().nonnegative() };

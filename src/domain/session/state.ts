@@ -66,6 +66,7 @@ function attemptRefused(reason: RefusalReason): UnsuccessfulAttempt | null {
     case 'retry_cap':
     case 'already_running':
     case 'binding_mismatch':
+    case 'session_deleted':
       return null;
     default: {
       const unhandled: never = reason;

@@ -5,13 +5,15 @@ import { type McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/serv
 import { ErrorCode, McpError, type ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolServices } from '../agent/tools.ts';
 import { listEntities } from '../projections/entities.ts';
-import { listSessionExecutions } from '../projections/executions.ts';
+import { pageSessionExecutions } from '../projections/executions.ts';
 import { getKnowledge, listKnowledge } from '../projections/knowledge.ts';
 import { getPlan } from '../projections/plans.ts';
 import { getSession, listSessions } from '../projections/sessions.ts';
 import { getMessages, getToolCalls } from '../projections/transcript.ts';
 
 const LISTED = 50;
+/** A session resource holds at most this many tool calls and executions (the first ones); HTTP pages through the rest. */
+export const RESOURCE_ITEMS = 500;
 
 const json = (uri: URL, value: unknown): ReadResourceResult => ({ contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(value, null, 2) }] });
 
@@ -39,8 +41,15 @@ export function registerResources(server: McpServer, services: ToolServices, rea
       await readable();
       const session = await getSession(db, id);
       if (session === null) throw new McpError(ErrorCode.InvalidParams, `there is no session ${id}`);
-      const [messages, tool_calls, plan, executions] = await Promise.all([getMessages(db, id), getToolCalls(db, id), getPlan(db, id), listSessionExecutions(db, id)]);
-      return json(uri, { session, messages, tool_calls, plan, executions });
+      const [messages, calls, plan, executions] = await Promise.all([
+        getMessages(db, id),
+        getToolCalls(db, id, { after: 0, limit: RESOURCE_ITEMS + 1 }),
+        getPlan(db, id),
+        pageSessionExecutions(db, id, { after: -1, limit: RESOURCE_ITEMS }),
+      ]);
+      const more = { tool_calls: calls.length > RESOURCE_ITEMS, executions: executions.next !== null };
+      const rest = more.tool_calls || more.executions ? { more, read_further: `GET /sessions/${id}/tool_calls and /executions page through the rest` } : {};
+      return json(uri, { session, messages, tool_calls: calls.slice(0, RESOURCE_ITEMS), plan, executions: executions.executions, ...rest });
     },
   );
 

@@ -1,7 +1,7 @@
 // A command or a path is refused at every door it can come through — HTTP's run, classify_command, POST
-// /classify and inspect_path, and the run, classify_command and inspect_path tools over MCP and for the built-in
-// agent — when it is longer than MAX_COMMAND_BYTES (counted in UTF-8 bytes) or holds a character no shell
-// command needs; the refusal names the limit or the character, and nothing is appended.
+// /classify, a plan step's command and inspect_path, and the run, classify_command and inspect_path tools over
+// MCP and for the built-in agent — when it is longer than MAX_COMMAND_BYTES (counted in UTF-8 bytes) or holds a
+// character no shell command needs; the refusal names the limit or the character, and nothing is appended.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -60,6 +60,8 @@ describe.each(databases)('commands at every door ($name)', (database) => {
     ['POST /classify', (command) => ['/classify', { command }]],
     ['run', (command) => [`/sessions/${session}/commands`, { type: 'run', target: 'host:box', command }]],
     ['classify_command', (command) => [`/sessions/${session}/commands`, { type: 'classify_command', command }]],
+    // A plan step's command is what an approver reads before it runs: held to the same text.
+    ['propose_plan', (command) => [`/sessions/${session}/commands`, { type: 'propose_plan', steps: [{ title: 'a step', command }] }]],
   ];
 
   const refusedOverHttp = async (path: string, body: unknown, code: string) => {

@@ -1,6 +1,7 @@
 // The commands a session accepts, exactly as clients send them to POST /sessions/:id/commands.
 // Imperative names; unknown fields are refused so a typo never passes silently.
 import { z } from 'zod';
+import { CommandText, pathTextProblem } from '../command-text.ts';
 import type { Actor } from '../messages.ts';
 import { Outcome, type RefusalReason, type TurnFailureReason, type Verdict } from './events.ts';
 
@@ -45,7 +46,14 @@ export const sessionCommandSchemas = {
   propose_plan: z.strictObject({
     type: z.literal('propose_plan'),
     steps: z
-      .array(z.strictObject({ title: z.string().trim().min(1).max(1_000), command: z.string().max(10_000).optional(), target: z.string().max(200).optional() }))
+      .array(
+        z.strictObject({
+          title: z.string().trim().min(1).max(1_000),
+          // What an approver later reads as the step's command: held to what the gate takes to run.
+          command: CommandText.optional(),
+          target: z.string().max(200).refine((t) => pathTextProblem(t) === null, 'a step target holds no control character or bidirectional mark').optional(),
+        }),
+      )
       .min(1)
       .max(100),
   }),

@@ -3,6 +3,7 @@
 // the problem, and nothing is appended.
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Executor } from '../../src/ports/executor.ts';
 import { databases } from '../support/databases.ts';
 import { type TestServer, startTestServer } from '../support/server.ts';
 
@@ -35,24 +36,64 @@ function raw(url: string, method: string, path: string, headers: Record<string, 
   });
 }
 
+/** A fleet stand-in that runs every command at once and records what it ran: SSH is not under test here. */
+const started: string[] = [];
+const fakeExecutor: Executor = {
+  start: (_target, command) => {
+    started.push(command);
+    return Promise.resolve({
+      hostKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl',
+      result: Promise.resolve({ exitCode: 0, signal: null, stdoutTail: `ran ${command}\n`, stderrTail: '', timedOut: false }),
+      output: () => ({ stdout: '', stderr: '' }),
+      idleMs: () => 0,
+      probe: () => Promise.resolve('exited' as const),
+      kill: () => Promise.resolve(),
+    });
+  },
+  close: () => Promise.resolve(),
+};
+
 describe.each(databases)('origin guard on $name', (database) => {
   let server: TestServer;
   let approvalId: string;
   const events = async () => (await server.runtime.db.query<{ n: number }>('SELECT count(*)::int AS n FROM events')).rows[0]!.n;
   let stateChanging: { method: string; path: string }[];
+  /** The approval's status as the server has it. */
+  const approvalStatus = async () => {
+    const res = await server.request('GET', '/approvals?limit=100');
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    return (res.body.approvals as Array<{ id: string; status: string }>).find((a) => a.id === approvalId)?.status;
+  };
+  /** The approval waits still, nothing ran. */
+  const stillPending = async () => {
+    expect(await approvalStatus()).toBe('pending');
+    expect(started).toEqual([]);
+  };
 
   beforeAll(async () => {
-    server = await startTestServer(database, { allowedHosts: ['nomos.lan'] });
+    started.length = 0;
+    server = await startTestServer(database, { allowedHosts: ['nomos.lan'], executor: fakeExecutor });
+    // A real pending approval for the guard to protect: a config mutation on a registered container waits for an operator.
+    const reg = await server.request('POST', '/entities', {
+      entities: [
+        { slug: 'host:peer', type: 'host', ssh: { host: '127.0.0.1', port: 22, user: 'root' } },
+        { slug: 'lxc:box', type: 'lxc', parent: 'host:peer', pve_id: 132 },
+      ],
+    });
+    expect(reg.status, JSON.stringify(reg.body)).toBe(200);
+    const session = (await server.request('POST', '/sessions')).body.session_id as string;
+    const queued = await server.request('POST', `/sessions/${session}/commands`, { type: 'run', target: 'lxc:box', command: 'chown :0 /srv/data' });
+    expect(queued.body, JSON.stringify(queued.body)).toMatchObject({ status: 'approval_required' });
+    approvalId = queued.body.approval_id as string;
     const doc = (await server.request('GET', '/openapi.json')).body as { paths: Record<string, Record<string, unknown>> };
     stateChanging = Object.entries(doc.paths).flatMap(([path, ops]) =>
       Object.keys(ops)
         .filter((m) => ['post', 'put', 'patch', 'delete'].includes(m))
-        .map((m) => ({ method: m.toUpperCase(), path: path.replace(/\{[^}]+\}/g, '00000000-0000-4000-8000-000000000000') })),
+        // The approval routes name the real pending approval; elsewhere any id will do for a refused request.
+        .map((m) => ({ method: m.toUpperCase(), path: path.startsWith('/approvals/') ? path.replace(/\{[^}]+\}/g, approvalId) : path.replace(/\{[^}]+\}/g, '00000000-0000-4000-8000-000000000000') })),
     );
     stateChanging.push({ method: 'POST', path: '/mcp' }, { method: 'DELETE', path: '/mcp' });
-    // A pending approval for the guard to protect: any id will do for a refused request, but a real one shows nothing is approved.
-    const { rows } = await server.runtime.db.query<{ id: string }>("SELECT id FROM approvals WHERE status = 'pending' LIMIT 1").catch(() => ({ rows: [] as { id: string }[] }));
-    approvalId = rows[0]?.id ?? '00000000-0000-4000-8000-000000000000';
+    expect(await approvalStatus()).toBe('pending');
   });
   afterAll(async () => {
     await server?.close();
@@ -61,7 +102,7 @@ describe.each(databases)('origin guard on $name', (database) => {
   it('reads the state-changing routes from the API document, not a list of its own', () => {
     expect(stateChanging.length).toBeGreaterThan(5);
     expect(stateChanging.some((r) => r.method === 'DELETE')).toBe(true);
-    expect(stateChanging.some((r) => /^\/approvals\/.+\/approve$/.test(r.path))).toBe(true);
+    expect(stateChanging).toContainEqual({ method: 'POST', path: `/approvals/${approvalId}/approve` });
   });
 
   it('refuses a Host that does not name this server, and appends nothing', async () => {
@@ -73,8 +114,12 @@ describe.each(databases)('origin guard on $name', (database) => {
       expect(get.body.detail ?? get.body.message ?? JSON.stringify(get.body)).toContain('NOMOS_ALLOWED_HOSTS');
       const post = await raw(server.url, 'POST', '/sessions', { host, 'x-nomos-client': 'test' });
       expect(post.status, host).toBe(403);
+      const approve = await raw(server.url, 'POST', `/approvals/${approvalId}/approve`, { host, 'content-type': 'application/json' }, '{}');
+      expect(approve.status, host).toBe(403);
+      expect(approve.body).toMatchObject({ code: 'foreign_host' });
     }
     expect(await events()).toBe(before);
+    await stillPending();
   });
 
   it('admits a host NOMOS_ALLOWED_HOSTS names', async () => {
@@ -92,6 +137,7 @@ describe.each(databases)('origin guard on $name', (database) => {
     const approve = await raw(server.url, 'POST', `/approvals/${approvalId}/approve`, { origin: 'https://evil.test', 'content-type': 'application/json' }, '{}');
     expect(approve.status).toBe(403);
     expect(await events()).toBe(before);
+    await stillPending();
   });
 
   it('refuses Sec-Fetch-Site: cross-site without an Origin', async () => {
@@ -102,6 +148,7 @@ describe.each(databases)('origin guard on $name', (database) => {
       expect(JSON.stringify(res.body)).toMatch(/cross_site_request/);
     }
     expect(await events()).toBe(before);
+    await stillPending();
   });
 
   it("accepts the server's own origin", async () => {
@@ -122,10 +169,13 @@ describe.each(databases)('origin guard on $name', (database) => {
         expect(res.body).toMatchObject({ code: 'unsupported_media_type' });
       }
     }
-    const bare = await raw(server.url, 'POST', '/sessions', {});
-    expect(bare.status).toBe(400);
-    expect(bare.body).toMatchObject({ code: 'client_header_required' });
+    for (const path of ['/sessions', `/approvals/${approvalId}/approve`]) {
+      const bare = await raw(server.url, 'POST', path, {});
+      expect(bare.status, path).toBe(400);
+      expect(bare.body).toMatchObject({ code: 'client_header_required' });
+    }
     expect(await events()).toBe(before);
+    await stillPending();
   });
 
   it('refuses a bearer token while auth is off, saying so', async () => {
@@ -144,5 +194,15 @@ describe.each(databases)('origin guard on $name', (database) => {
       const preflight = await raw(server.url, 'OPTIONS', path, { origin: 'http://evil.test', 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-nomos-client' });
       expect(preflight.headers['access-control-allow-origin'], path).toBeUndefined();
     }
+  });
+
+  it('approves the same approval from an admitted Host and the own origin: the refusals above were the guard, not the request', async () => {
+    const before = await events();
+    const res = await raw(server.url, 'POST', `/approvals/${approvalId}/approve`, { host: 'nomos.lan', origin: 'http://nomos.lan', 'sec-fetch-site': 'same-origin', 'content-type': 'application/json' }, '{}');
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toMatchObject({ approval_id: approvalId, status: 'granted' });
+    expect(await approvalStatus()).not.toBe('pending');
+    expect(await events()).toBeGreaterThan(before);
+    expect(started).toEqual(['chown :0 /srv/data']);
   });
 });

@@ -8,8 +8,8 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/api/app.ts';
 import { parseTokens } from '../../src/api/auth.ts';
-import type { Executor } from '../../src/ports/executor.ts';
 import { databases } from '../support/databases.ts';
+import { instantExecutor } from '../support/instant-executor.ts';
 import { type TestServer, startTestServer } from '../support/server.ts';
 
 /** Every `type` literal a schema's variants accept, wherever they sit in oneOf/anyOf. */
@@ -41,18 +41,7 @@ interface Document {
 }
 
 /** A host that runs every command at once: the document is under test here, not SSH. */
-const fakeExecutor: Executor = {
-  start: (_target, command) =>
-    Promise.resolve({
-      hostKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl',
-      result: Promise.resolve({ exitCode: 0, signal: null, stdoutTail: `ran ${command}\n`, stderrTail: '', timedOut: false }),
-      output: () => ({ stdout: '', stderr: '' }),
-      idleMs: () => 0,
-      probe: () => Promise.resolve('exited' as const),
-      kill: () => Promise.resolve(),
-    }),
-  close: () => Promise.resolve(),
-};
+const fakeExecutor = instantExecutor();
 
 const operations = (doc: Document) =>
   Object.entries(doc.paths).flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => ({ name: `${method.toUpperCase()} ${path}`, path, method, op })));

@@ -3,8 +3,8 @@
 // the problem, and nothing is appended.
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Executor } from '../../src/ports/executor.ts';
 import { databases } from '../support/databases.ts';
+import { instantExecutor } from '../support/instant-executor.ts';
 import { type TestServer, startTestServer } from '../support/server.ts';
 
 interface Raw {
@@ -37,21 +37,8 @@ function raw(url: string, method: string, path: string, headers: Record<string, 
 }
 
 /** A fleet stand-in that runs every command at once and records what it ran: SSH is not under test here. */
-const started: string[] = [];
-const fakeExecutor: Executor = {
-  start: (_target, command) => {
-    started.push(command);
-    return Promise.resolve({
-      hostKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl',
-      result: Promise.resolve({ exitCode: 0, signal: null, stdoutTail: `ran ${command}\n`, stderrTail: '', timedOut: false }),
-      output: () => ({ stdout: '', stderr: '' }),
-      idleMs: () => 0,
-      probe: () => Promise.resolve('exited' as const),
-      kill: () => Promise.resolve(),
-    });
-  },
-  close: () => Promise.resolve(),
-};
+const fakeExecutor = instantExecutor();
+const started = fakeExecutor.started;
 
 describe.each(databases)('origin guard on $name', (database) => {
   let server: TestServer;

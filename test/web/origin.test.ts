@@ -10,27 +10,14 @@ import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Browser, type Page, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Executor } from '../../src/ports/executor.ts';
 import { CHROMIUM } from '../support/browser.ts';
 import { databases } from '../support/databases.ts';
+import { instantExecutor } from '../support/instant-executor.ts';
 import { type TestServer, startTestServer } from '../support/server.ts';
 
 /** A fleet stand-in that runs every command at once and counts what it was asked to run: SSH is not under test here. */
-const started: string[] = [];
-const fakeExecutor: Executor = {
-  start: (_target, command) => {
-    started.push(command);
-    return Promise.resolve({
-      hostKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl',
-      result: Promise.resolve({ exitCode: 0, signal: null, stdoutTail: `ran ${command}\n`, stderrTail: '', timedOut: false }),
-      output: () => ({ stdout: '', stderr: '' }),
-      idleMs: () => 0,
-      probe: () => Promise.resolve('exited' as const),
-      kill: () => Promise.resolve(),
-    });
-  },
-  close: () => Promise.resolve(),
-};
+const fakeExecutor = instantExecutor();
+const started = fakeExecutor.started;
 
 interface Attempt {
   /** What the page could read of the answer: null when the browser refused to let it read anything. */

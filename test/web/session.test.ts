@@ -3,28 +3,16 @@
 // approvals linked to the calls that caused them, the raw events, live updates, and a clear answer for no session.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Executor } from '../../src/ports/executor.ts';
 import { databases } from '../support/databases.ts';
 import { type TestBrowser, launchBrowser } from '../support/browser.ts';
+import { instantExecutor } from '../support/instant-executor.ts';
 import { type TestServer, startTestServer } from '../support/server.ts';
 import { applied, command, writeSession } from './sessions-fixtures.ts';
 
 const embedded = databases.find((d) => d.name === 'pglite')!;
-const HOST_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl';
 
 /** A host that runs every command at once and prints its name: the page is under test here, not SSH. */
-const fakeExecutor: Executor = {
-  start: (_target, command) =>
-    Promise.resolve({
-      hostKey: HOST_KEY,
-      result: Promise.resolve({ exitCode: 0, signal: null, stdoutTail: `fake output of ${command}\n`, stderrTail: '', timedOut: false }),
-      output: () => ({ stdout: '', stderr: '' }),
-      idleMs: () => 0,
-      probe: () => Promise.resolve('exited' as const),
-      kill: () => Promise.resolve(),
-    }),
-  close: () => Promise.resolve(),
-};
+const fakeExecutor = instantExecutor('fake output of');
 
 describe('one session', () => {
   let server: TestServer;

@@ -175,6 +175,7 @@ try {
   };
 
   await row('(a) alone', await healthz(base));
+  const peakBefore = await server.memory('VmHWM');
 
   // Stream k follows session k % SESSIONS (so the large one has its share), held by principal k % PRINCIPALS.
   const openStarted = performance.now();
@@ -238,7 +239,7 @@ try {
   console.log(`| GET /healthz, one keep-alive client, ${REQUESTS} requests | p50 | p90 | p99 | max | server RSS after | |`);
   console.log('|---|---|---|---|---|---|---|');
   for (const line of rows) console.log(line);
-  console.log(`server peak RSS (VmHWM): ${(await server.memory('VmHWM')).toFixed(0)} MB`);
+  console.log(`server peak RSS (VmHWM): ${peakBefore.toFixed(0)} MB before the streams opened, ${(await server.memory('VmHWM')).toFixed(0)} MB at the end`);
   if (wrong) process.exitCode = 1;
 } finally {
   // The server ends the streams as it stops; a client still open is cut.

@@ -4,7 +4,8 @@
 // 20 streams receives exactly that event, once, with its position as id; the 980 others receive no data message
 // at all. /healthz (with a token: auth is on) answers 200 while all are open, and closing the server ends every
 // stream cleanly (the server ends each response; none is cut by an error). The full 1 000 run on PGlite too: under
-// vitest here the test takes 4-6 s per database. How fast /healthz stays beside them is `npm run bench:streams`.
+// vitest the test took 4-14 s per database here (2 cores, the slower runs beside other work); how fast /healthz
+// stays beside them is `npm run bench:streams`.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseTokens } from '../../src/api/auth.ts';
 import { databases } from '../support/databases.ts';

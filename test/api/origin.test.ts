@@ -5,6 +5,7 @@ import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databases } from '../support/databases.ts';
 import { instantExecutor } from '../support/instant-executor.ts';
+import { PENDING_COMMAND, pendingApproval } from '../support/pending-approval.ts';
 import { type TestServer, startTestServer } from '../support/server.ts';
 
 interface Raw {
@@ -61,17 +62,7 @@ describe.each(databases)('origin guard on $name', (database) => {
     started.length = 0;
     server = await startTestServer(database, { allowedHosts: ['nomos.lan'], executor: fakeExecutor });
     // A real pending approval for the guard to protect: a config mutation on a registered container waits for an operator.
-    const reg = await server.request('POST', '/entities', {
-      entities: [
-        { slug: 'host:peer', type: 'host', ssh: { host: '127.0.0.1', port: 22, user: 'root' } },
-        { slug: 'lxc:box', type: 'lxc', parent: 'host:peer', pve_id: 132 },
-      ],
-    });
-    expect(reg.status, JSON.stringify(reg.body)).toBe(200);
-    const session = (await server.request('POST', '/sessions')).body.session_id as string;
-    const queued = await server.request('POST', `/sessions/${session}/commands`, { type: 'run', target: 'lxc:box', command: 'chown :0 /srv/data' });
-    expect(queued.body, JSON.stringify(queued.body)).toMatchObject({ status: 'approval_required' });
-    approvalId = queued.body.approval_id as string;
+    approvalId = (await pendingApproval(server)).approval_id;
     const doc = (await server.request('GET', '/openapi.json')).body as { paths: Record<string, Record<string, unknown>> };
     stateChanging = Object.entries(doc.paths).flatMap(([path, ops]) =>
       Object.keys(ops)
@@ -190,6 +181,6 @@ describe.each(databases)('origin guard on $name', (database) => {
     expect(res.body).toMatchObject({ approval_id: approvalId, status: 'granted' });
     expect(await approvalStatus()).not.toBe('pending');
     expect(await events()).toBeGreaterThan(before);
-    expect(started).toEqual(['chown :0 /srv/data']);
+    expect(started).toEqual([PENDING_COMMAND]);
   });
 });

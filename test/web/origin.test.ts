@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHROMIUM } from '../support/browser.ts';
 import { databases } from '../support/databases.ts';
 import { instantExecutor } from '../support/instant-executor.ts';
+import { PENDING_COMMAND, pendingApproval } from '../support/pending-approval.ts';
 import { type TestServer, startTestServer } from '../support/server.ts';
 
 /** A fleet stand-in that runs every command at once and counts what it was asked to run: SSH is not under test here. */
@@ -117,19 +118,7 @@ describe.each(databases)('requests from other origins, in a real browser, on $na
     server = await startTestServer(database, { executor: fakeExecutor });
     port = new URL(server.url).port;
     // A real approval: a config mutation on a registered container waits for an operator (nothing connects anywhere).
-    const reg = await server.request('POST', '/entities', {
-      entities: [
-        { slug: 'host:peer', type: 'host', ssh: { host: '127.0.0.1', port: 22, user: 'root' } },
-        { slug: 'lxc:box', type: 'lxc', parent: 'host:peer', pve_id: 132 },
-      ],
-    });
-    expect(reg.status, JSON.stringify(reg.body)).toBe(200);
-    const session = (await server.request('POST', '/sessions')).body.session_id as string;
-    expect((await server.request('POST', `/sessions/${session}/commands`, { type: 'set_goal', goal: 'Fix the data directory owner' })).status).toBe(200);
-    const queued = await server.request('POST', `/sessions/${session}/commands`, { type: 'run', target: 'lxc:box', command: 'chown :0 /srv/data' });
-    expect(queued.body, JSON.stringify(queued.body)).toMatchObject({ status: 'approval_required', verdict: { risk_class: 'config_mutation' } });
-    approval = queued.body.approval_id as string;
-    execution = queued.body.execution_id as string;
+    ({ approval_id: approval, execution_id: execution } = await pendingApproval(server, 'Fix the data directory owner'));
     expect(await status()).toBe('pending');
 
     // The other origin: a page of its own, on another port, under a name that resolves to this machine.
@@ -233,7 +222,7 @@ describe.each(databases)('requests from other origins, in a real browser, on $na
     expect(JSON.parse(approved.body!)).toMatchObject({ approval_id: approval, status: 'granted', execution: { execution_id: execution } });
     expect(await status()).not.toBe('pending');
     expect(await head()).toBeGreaterThan(before);
-    expect(started).toEqual(['chown :0 /srv/data']);
+    expect(started).toEqual([PENDING_COMMAND]);
     await page.context().close();
   });
 });

@@ -80,6 +80,8 @@ export const OPAQUE_CODE_RULE: Rule = {
     'bash /root/fix.sh',
     'sudo -i',
     '$CMD /tmp',
+    'timeout "$OPTS" 5 ls',
+    'nice --x nice --y ls',
     'echo "rm -rf /tmp/x" | at now',
     './cleanup.sh',
     '/root/cleanup.sh --all',

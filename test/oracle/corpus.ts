@@ -25,6 +25,7 @@ const ISSUE: readonly (readonly [topic: string, command: string])[] = [
   ['here-document backslashes', `sh <<EOF\necho \\"; ${marker('heredoc')}; #"\nEOF`],
   ['here-document backslashes', `sh <<'EOF'\necho \\"; ${marker('heredoc-quoted')}; #"\nEOF`],
   ['here-document backslashes', `sh <<EOF\nto\\\nuch /root/oracle-heredoc-joined\nEOF`],
+  ['here-document tabs', `sh <<-EOF\n\tcat <<X\n\tX\n\t${marker('heredoc-tabs')}\nX\n\tEOF`],
   ['bash arithmetic on a name', `bash -c ${quote(`x='a[$(${marker('arith-name')})]'; echo $((x))`)}`],
   ['git option runs code', `git -c core.fsmonitor=${quote(marker('git-fsmonitor'))} status`],
   ['git option runs code', `git ls-remote --upload-pack=${quote(`${marker('git-upload-pack')}; git-upload-pack`)} .`],

@@ -203,7 +203,7 @@ function toRedirect(redirect: ShRedirect, source: Source): Redirect | undefined 
     op,
     fd: redirect.N?.Value,
     target: toWord(redirect.Word, source),
-    heredoc: redirect.Hdoc ? heredocWord(redirect.Hdoc, redirect.Word, source) : undefined,
+    heredoc: redirect.Hdoc ? heredocWord(redirect.Hdoc, redirect.Word, source, op === '<<-') : undefined,
   };
 }
 
@@ -213,16 +213,19 @@ function toRedirect(redirect: ShRedirect, source: Source): Redirect | undefined 
  * before a newline joins the lines, and every other backslash stays (`\"` is two characters, unlike in a word).
  * Reading it with a word's backslash removal would hide code: `sh <<EOF` with `echo \"; rm -rf /x; #"` runs rm.
  */
-function heredocWord(body: ShWord, delimiter: ShWord, source: Source): Word {
+function heredocWord(body: ShWord, delimiter: ShWord, source: Source, stripTabs: boolean): Word {
   const parts = body.Parts;
   const quoted = delimiter.Parts.some((p) => nodeType(p) !== 'Lit') || source.of(delimiter).includes('\\');
   let value: string | undefined = '';
-  for (const part of parts) {
+  for (const [i, part] of parts.entries()) {
     if (nodeType(part) !== 'Lit') {
       value = undefined;
       break;
     }
-    const raw = (part as Lit).Value;
+    let raw = (part as Lit).Value;
+    // `<<-` drops the tabs that start each line (the parser keeps them); a part after the first starts after a
+    // backslash-newline, where the shell keeps them.
+    if (stripTabs) raw = (i === 0 ? raw.replace(/^\t+/, '') : raw).replace(/\n\t+/g, '\n');
     value += quoted ? raw : raw.replace(/\\([$`\\\n])/g, (_m, c: string) => (c === '\n' ? '' : c));
   }
   return value === undefined ? { value, prefix: '', text: source.of(body) } : { value, prefix: value, text: quoteValue(value) };

@@ -44,6 +44,8 @@ const CONSTRUCTS: Readonly<Record<string, Construct>> = {
     `sh <<EOF\n${p}\nEOF`,
     `sh <<'EOF'\n${p}\nEOF`,
     `sh <<-EOF\n\t${p}\n\tEOF`,
+    `sh <<-EOF\n\tcat <<X\n\tX\n\t${p}\nX\n\tEOF`,
+    `sh <<-'EOF'\n\tcat <<X\n\tX\n\t${p}\nX\n\tEOF`,
     `sh <<EOF\necho \\"; ${p}; #"\nEOF`,
     `sh <<'EOF'\necho \\"; ${p}; #"\nEOF`,
     `sh <<EOF\n${p.slice(0, 1)}\\\n${p.slice(1)}\nEOF`,

@@ -82,6 +82,8 @@ export const OPAQUE_CODE_RULE: Rule = {
     '$CMD /tmp',
     'timeout "$OPTS" 5 ls',
     'nice --x nice --y ls',
+    'numactl -N 0 rm -rf /srv/x',
+    "tmux new -d 'rm -rf /srv/x'",
     'echo "rm -rf /tmp/x" | at now',
     './cleanup.sh',
     '/root/cleanup.sh --all',

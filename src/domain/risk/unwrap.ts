@@ -408,24 +408,62 @@ function flock(inv: Invocation): Payload[] | undefined {
   return payloads.length === 0 ? undefined : payloads;
 }
 
-/** `ip [options] netns exec NAME COMMAND…` (`ip -all netns exec COMMAND…`); ip takes any prefix of exec. */
+/** `ip [options] netns exec NAME COMMAND…` (`ip -all netns exec COMMAND…`), `ip vrf exec NAME COMMAND…`; ip takes any prefix of exec. */
 function ip(inv: Invocation): Payload[] | undefined {
   const global = readArgs(inv.args, IP_GLOBAL);
   const isExec = (w: Word | undefined): boolean => w?.value !== undefined && w.value !== '' && 'exec'.startsWith(w.value);
   if (global.ok) {
     const [object, verb, ...rest] = global.operands;
-    if (object?.value === undefined || ipObject(object.value) !== 'netns') return undefined;
+    const kind = object?.value === undefined ? undefined : ipObject(object.value);
+    if (kind !== 'netns' && kind !== 'vrf') return undefined;
     if (verb?.value === undefined) return verb === undefined ? undefined : [hidden('its verb is only known at run time')];
     if (!isExec(verb)) return undefined;
-    const all = global.options.some((o) => o.name === '-a' || o.name === '-all');
+    const all = kind === 'netns' && global.options.some((o) => o.name === '-a' || o.name === '-all');
     return command(all ? rest : rest.slice(1), 'ip netns exec without a command');
   }
   // Options ip has that the read-only table leaves out (-batch, -force, -loops, -rcvbuf) or does not know: wherever
   // `netns exec` stands, what follows is judged with and without a namespace name.
-  const at = inv.args.findIndex((w, i) => w.value !== undefined && ipObject(w.value) === 'netns' && isExec(inv.args[i + 1]));
+  const at = inv.args.findIndex((w, i) => w.value !== undefined && ['netns', 'vrf'].includes(ipObject(w.value) ?? '') && isExec(inv.args[i + 1]));
   if (at === -1) return undefined;
   const rest = inv.args.slice(at + 2);
   return [unknownOption(`${global.why}; what follows netns exec is judged with and without a namespace name`), ...command(rest.slice(1), 'ip netns exec without a command'), ...command(rest, 'ip netns exec without a command')];
+}
+
+/**
+ * Programs that run another program (or a shell string) through options the classifier does not read: what they run
+ * is code it does not follow, so they are asked, except in the forms listed that only show something.
+ */
+const UNFOLLOWED_RUNNERS: Readonly<Record<string, (args: readonly (string | undefined)[]) => boolean>> = {
+  numactl: (a) => a.length > 0 && a.every((v) => ['-H', '--hardware', '-s', '--show'].includes(v ?? '')),
+  setpriv: (a) => a.length > 0 && a.every((v) => ['-d', '--dump'].includes(v ?? '')),
+  prlimit: (a) => a.length === 0 || a.some((v) => v === '-p' || v?.startsWith('--pid') === true),
+  'systemd-inhibit': (a) => a.length === 1 && a[0] === '--list',
+  'start-stop-daemon': (a) => a.some((v) => ['-K', '--stop', '-T', '--status'].includes(v ?? '')) && !a.some((v) => ['-S', '--start'].includes(v ?? '')),
+  tmux: (a) => ['ls', 'list-sessions', 'list-windows', 'lsw', 'list-panes', 'lsp', 'has-session', 'has'].includes(a[0] ?? ''),
+  screen: (a) => a.length > 0 && a.every((v) => ['-ls', '-list', '-q'].includes(v ?? '')),
+  script: () => false,
+  sg: () => false,
+  unbuffer: () => false,
+  runcon: () => false,
+  cgexec: () => false,
+  faketime: () => false,
+  torsocks: () => false,
+  proxychains: () => false,
+  proxychains4: () => false,
+  chpst: () => false,
+  firejail: () => false,
+  capsh: () => false,
+  parallel: () => false,
+  dtach: () => false,
+  daemonize: () => false,
+};
+
+function unfollowed(name: string, shows: (args: readonly (string | undefined)[]) => boolean): Unwrapper {
+  return (inv) => {
+    const args = inv.args.map((w) => w.value);
+    if (args.every((v) => v === '--help' || v === '--version' || v === '-V') && args.length > 0) return undefined;
+    return shows(args) ? undefined : [hidden(`${name} runs another program through options the classifier does not follow`)];
+  };
 }
 
 type Unwrapper = (inv: Invocation) => Payload[] | undefined;
@@ -475,6 +513,7 @@ const WRAPPERS: ReadonlyMap<string, Unwrapper> = new Map(Object.entries<Unwrappe
   },
   flock,
   ip,
+  ...Object.fromEntries(Object.entries(UNFOLLOWED_RUNNERS).map(([name, shows]) => [name, unfollowed(name, shows)])),
   command: (inv) => (inv.args.some((w) => w.value === '-v' || w.value === '-V') ? undefined : afterOptions({}, 'command without a command')(inv)),
   builtin: afterOptions({}, 'builtin without a command'),
   'lxc-attach': afterOptions({ short: 'nPesuvg', long: ['--name', '--lxcpath', '--elevated-privileges', '--namespaces', '--set-var', '--uid', '--gid'] }, LOGIN_SHELL('lxc-attach')),

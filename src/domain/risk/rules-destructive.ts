@@ -56,7 +56,7 @@ export const DESTRUCTIVE_RULES: readonly Rule[] = [
     id: 'rm-recursive-or-forced',
     class: 'destructive',
     reason: 'recursive or forced removal loses data',
-    examples: ['rm -rf /data', 'rm -r /tmp/x', 'rm --force /var/lib/x.db', 'ls $(rm -rf /tmp/x)', 'find /var/log -name "*.gz" -exec rm -f {} +', 'ip netns exec blue rm -rf /srv/x', 'ip vrf exec blue rm -rf /srv/x', 'chrt -f 10 rm -rf /srv/x', 'taskset -c 0 rm -rf /srv/x', "flock /tmp/lock -c 'rm -rf /srv/x'", 'timeout --kill 5 10 rm -rf /srv/x'],
+    examples: ['rm -rf /data', 'rm -r /tmp/x', 'rm --force /var/lib/x.db', 'ls $(rm -rf /tmp/x)', 'find /var/log -name "*.gz" -exec rm -f {} +', 'ip netns exec blue rm -rf /srv/x', 'ip vrf exec blue rm -rf /srv/x', 'chrt -f 10 rm -rf /srv/x', 'taskset -c 0 rm -rf /srv/x', "flock /tmp/lock -c 'rm -rf /srv/x'", 'timeout --kill 5 10 rm -rf /srv/x', 'sudo --us root rm -rf /srv/x'],
     match: (inv) => named('rm')(inv) && hasFlag(inv, 'rRf', ['--recursive', '--force']),
   },
   {

@@ -35,7 +35,9 @@ function skipOptions(args: readonly Word[], spec: OptionSpec, from = 0): number 
     if (value === undefined || !value.startsWith('-') || value === '-') return i;
     if (value === '--') return i + 1;
     if (value.startsWith('--')) {
-      i += !value.includes('=') && (spec.long ?? []).includes(value) ? 2 : 1;
+      // getopt_long takes a prefix of a long option (`sudo --us root`) as that option: any valued one it may stand for.
+      const valued = !value.includes('=') && (spec.long ?? []).some((l) => l === value || (value.length > 2 && l.startsWith(value)));
+      i += valued ? 2 : 1;
       continue;
     }
     const cluster = value.slice(1);

@@ -12,7 +12,7 @@ import { severity } from './risk-class.ts';
 import type { Rule } from './rule.ts';
 import {
   ASSIGNMENT_RULE, assignmentFinding, EMPTY_FILE_RULE, EMPTY_RULE, OPAQUE_CODE_RULE, OPAQUE_RULE, REDIRECT_RULE, RULES_AFTER_WRAPPERS,
-  REDIRECT_TARGET_RULES, RULES_BEFORE_WRAPPERS, TOO_COMPLEX_RULE, TOO_DEEP_RULE, UNKNOWN_RULE, UNPARSEABLE_RULE,
+  REDIRECT_TARGET_RULES, RULES_BEFORE_WRAPPERS, TOO_COMPLEX_RULE, TOO_DEEP_RULE, UNKNOWN_RULE, UNPARSEABLE_RULE, WRAPPER_OPTION_RULE,
 } from './rules.ts';
 import { BUILTIN_RULE, CONSTRUCT_RULES, lookupAssigned } from './rules-dialect.ts';
 import { unwrap } from './unwrap.ts';
@@ -38,10 +38,16 @@ interface Walk {
   readonly inner: string[];
   /** Every simple command met, wrappers included. */
   readonly visited: Invocation[];
+  /** Wrappers met with an option the classifier does not know (each followed both ways). */
+  doubts: number;
 }
 
 // Deep enough for any real nesting (ssh → pct exec → sudo → timeout → bash -c …), shallow enough to stop a runaway.
 const MAX_DEPTH = 16;
+
+// A wrapper given an option the classifier does not know is followed both ways, so nested ones multiply: a bound on
+// how many such wrappers one command may hold.
+const MAX_DOUBTS = 8;
 
 const firstMatch = (rules: readonly Rule[], inv: Invocation): Rule | undefined => rules.find((rule) => rule.match?.(inv));
 
@@ -105,6 +111,11 @@ function walkCommand(inv: Invocation, depth: number, walk: Walk): void {
   }
   const own = firstMatch(RULES_BEFORE_WRAPPERS, inv);
   const payloads = unwrap(inv);
+  if (payloads?.some((p) => p.kind === 'unknown' && p.option === true) === true && ++walk.doubts > MAX_DOUBTS) {
+    walk.inner.push(inv.text);
+    walk.findings.push({ rule: TOO_COMPLEX_RULE, part: shorten(inv.text), why: `${TOO_COMPLEX_RULE.reason}: too many wrapper options the classifier does not know` });
+    return;
+  }
   if (payloads === undefined) {
     walk.inner.push(inv.text);
     walk.findings.push(finding(own ?? firstMatch(RULES_AFTER_WRAPPERS, inv) ?? UNKNOWN_RULE, inv));
@@ -126,7 +137,7 @@ function walkCommand(inv: Invocation, depth: number, walk: Walk): void {
         else walkScript(payload.source, depth + 1, walk);
         break;
       case 'unknown': {
-        const rule = payload.code === true ? OPAQUE_CODE_RULE : OPAQUE_RULE;
+        const rule = payload.code === true ? OPAQUE_CODE_RULE : payload.option === true ? WRAPPER_OPTION_RULE : OPAQUE_RULE;
         walk.inner.push(inv.text);
         walk.findings.push({ rule, part: inv.text, why: `${rule.reason}: ${payload.why}` });
         break;
@@ -140,7 +151,7 @@ function walkCommand(inv: Invocation, depth: number, walk: Walk): void {
 }
 
 function walkAll(command: string): Walk {
-  const walk: Walk = { findings: [], inner: [], visited: [] };
+  const walk: Walk = { findings: [], inner: [], visited: [], doubts: 0 };
   walkScript(command, 0, walk);
   return walk;
 }

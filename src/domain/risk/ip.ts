@@ -9,7 +9,7 @@ import type { OptionTable } from './option-table.ts';
 import { readArgs } from './option-table.ts';
 
 // ip's global options, spelled as ip documents them. Left out: -b/-batch, -force, -rcvbuf, -l/-loops.
-const GLOBAL: OptionTable = {
+export const IP_GLOBAL: OptionTable = {
   words: `4 6 0 B M s stats statistics d details h human iec r resolve o oneline t timestamp ts tshort j json p pretty br
     brief c color=? N Numeric a all n= netns= f= family= V Version help`,
   stopAtOperand: true,
@@ -34,7 +34,7 @@ export const ipObject = (word: string): string | undefined => OBJECTS.find((o) =
 
 export function judgeIp(inv: Invocation): Judgement {
   if (inv.name !== 'ip') return OTHER;
-  const global = readArgs(inv.args, GLOBAL);
+  const global = readArgs(inv.args, IP_GLOBAL);
   if (!global.ok) return unlisted(global.why);
   const [objectWord, verbWord] = global.operands;
   if (objectWord === undefined) return READS;

@@ -38,7 +38,7 @@ export interface SimpleCommand {
 }
 
 /** A construct the shell that runs the command may read differently from the classifier. */
-export type Construct = 'arithmetic' | 'function' | 'comment-continuation' | 'ansi-quoting' | 'bare-lookup-assignment' | 'brace-expansion';
+export type Construct = 'arithmetic' | 'arithmetic-names' | 'function' | 'comment-continuation' | 'ansi-quoting' | 'bare-lookup-assignment' | 'brace-expansion';
 
 export interface Hazard {
   readonly construct: Construct;
@@ -203,8 +203,32 @@ function toRedirect(redirect: ShRedirect, source: Source): Redirect | undefined 
     op,
     fd: redirect.N?.Value,
     target: toWord(redirect.Word, source),
-    heredoc: redirect.Hdoc ? toWord(redirect.Hdoc, source) : undefined,
+    heredoc: redirect.Hdoc ? heredocWord(redirect.Hdoc, redirect.Word, source, op === '<<-') : undefined,
   };
+}
+
+/**
+ * A here-document's body as the shell hands it on. With the delimiter quoted in any way (`'EOF'`, `"EOF"`, `E\OF`)
+ * it is the text as written, backslashes included; otherwise `\$`, `\``, `\\` lose the backslash, a backslash
+ * before a newline joins the lines, and every other backslash stays (`\"` is two characters, unlike in a word).
+ * Reading it with a word's backslash removal would hide code: `sh <<EOF` with `echo \"; rm -rf /x; #"` runs rm.
+ */
+function heredocWord(body: ShWord, delimiter: ShWord, source: Source, stripTabs: boolean): Word {
+  const parts = body.Parts;
+  const quoted = delimiter.Parts.some((p) => nodeType(p) !== 'Lit') || source.of(delimiter).includes('\\');
+  let value: string | undefined = '';
+  for (const [i, part] of parts.entries()) {
+    if (nodeType(part) !== 'Lit') {
+      value = undefined;
+      break;
+    }
+    let raw = (part as Lit).Value;
+    // `<<-` drops the tabs that start each line (the parser keeps them); a part after the first starts after a
+    // backslash-newline, where the shell keeps them.
+    if (stripTabs) raw = (i === 0 ? raw.replace(/^\t+/, '') : raw).replace(/\n\t+/g, '\n');
+    value += quoted ? raw : raw.replace(/\\([$`\\\n])/g, (_m, c: string) => (c === '\n' ? '' : c));
+  }
+  return value === undefined ? { value, prefix: '', text: source.of(body) } : { value, prefix: value, text: quoteValue(value) };
 }
 
 function assignWord(assign: Assign, source: Source): Word {
@@ -310,11 +334,43 @@ const BRACE_EXPANSION = /\{[^{}]*(,|\.\.)[^{}]*\}/;
 // which words the program gets (callWords). `cp f{,.bak}` and `/srv/{a,b}` keep their literal start: left alone.
 
 /** The construct a node is, when the running shell may read it differently from the classifier. */
+const NAME_OR_EXPANSION = /[A-Za-z_$`]/;
+// A parameter's array index (`${a[i]}`) or substring offsets (`${x:i:n}`, not `${x:-d}`, `:=`, `:?`, `:+`).
+const PARAMETER_ARITHMETIC = /^\$\{[#!]?[A-Za-z_][A-Za-z0-9_]*(?:\[([^\]]*)\]|:(?![-=?+])([^}]*))/;
+
+/**
+ * Bash evaluates a variable's value as an arithmetic expression wherever it does arithmetic (`$((x))`, `${a[x]}`,
+ * `${s:x}`, `[[ x -eq 1 ]]`, `declare -i`), and a value such as `a[$(cmd)]` runs cmd there; dash does not. The value
+ * is known only at run time, so any name or expansion in such a place is a hazard.
+ */
+function evaluatesNames(type: string, text: string): boolean {
+  switch (type) {
+    case 'ArithmExp':
+      return NAME_OR_EXPANSION.test(text.replace(/^\$\(\(|\)\)$/g, '').replace(/\b0[xX][0-9a-fA-F]+\b/g, '0'));
+    case 'ParamExp': {
+      const match = PARAMETER_ARITHMETIC.exec(text);
+      const inside = match?.[1] ?? match?.[2];
+      return inside !== undefined && inside !== '@' && inside !== '*' && NAME_OR_EXPANSION.test(inside);
+    }
+    case 'TestClause':
+      return /\s-(?:eq|ne|lt|le|gt|ge)\s/.test(text) && NAME_OR_EXPANSION.test(text.replace(/^\[\[|\]\]$/g, '').replace(/\s-(?:eq|ne|lt|le|gt|ge)\s/g, ' '));
+    case 'DeclClause':
+      return /^(?:declare|typeset|local|export|readonly)\s(?:.*\s)?-[A-Za-z]*i/.test(text);
+    default:
+      return false;
+  }
+}
+
 function hazardOf(type: string, node: Node, source: Source): Construct | undefined {
   switch (type) {
     case 'ArithmCmd':
     case 'LetClause':
       return 'arithmetic';
+    case 'ArithmExp':
+    case 'ParamExp':
+    case 'TestClause':
+    case 'DeclClause':
+      return evaluatesNames(type, source.of(node)) ? 'arithmetic-names' : undefined;
     case 'FuncDecl':
       return 'function';
     case 'SglQuoted':

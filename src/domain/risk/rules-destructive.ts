@@ -56,7 +56,7 @@ export const DESTRUCTIVE_RULES: readonly Rule[] = [
     id: 'rm-recursive-or-forced',
     class: 'destructive',
     reason: 'recursive or forced removal loses data',
-    examples: ['rm -rf /data', 'rm -r /tmp/x', 'rm --force /var/lib/x.db', 'ls $(rm -rf /tmp/x)', 'find /var/log -name "*.gz" -exec rm -f {} +'],
+    examples: ['rm -rf /data', 'rm -r /tmp/x', 'rm --force /var/lib/x.db', 'ls $(rm -rf /tmp/x)', 'find /var/log -name "*.gz" -exec rm -f {} +', 'ip netns exec blue rm -rf /srv/x', 'ip vrf exec blue rm -rf /srv/x', 'chrt -f 10 rm -rf /srv/x', 'taskset -c 0 rm -rf /srv/x', "flock /tmp/lock -c 'rm -rf /srv/x'", 'timeout --kill 5 10 rm -rf /srv/x', 'sudo --us root rm -rf /srv/x'],
     match: (inv) => named('rm')(inv) && hasFlag(inv, 'rRf', ['--recursive', '--force']),
   },
   {
@@ -71,7 +71,7 @@ export const DESTRUCTIVE_RULES: readonly Rule[] = [
     id: 'dd-write',
     class: 'destructive',
     reason: 'dd with of= overwrites its target block by block',
-    examples: ['dd if=/dev/zero of=/dev/sdb bs=1M', 'dd if=image.raw of=/dev/zvol/rpool/vm-100-disk-0'],
+    examples: ['dd if=/dev/zero of=/dev/sdb bs=1M', 'dd if=image.raw of=/dev/zvol/rpool/vm-100-disk-0', 'xargs -l dd of=/dev/sdb', 'flock -w 5 /run/lock dd if=/dev/zero of=/dev/sdb'],
     match: (inv) => named('dd')(inv) && hasWord(inv, ['of']),
   },
   {
@@ -131,7 +131,7 @@ export const DESTRUCTIVE_RULES: readonly Rule[] = [
     id: 'proxmox-destroy',
     class: 'destructive',
     reason: 'destroying a guest or freeing a volume deletes its disks',
-    examples: ['pct destroy 132', 'qm destroy 101 --purge', 'pvesm free local-lvm:vm-101-disk-0'],
+    examples: ['pct destroy 132', 'qm destroy 101 --purge', 'pvesm free local-lvm:vm-101-disk-0', 'nice --adj 5 qm destroy 100', 'stdbuf --out L qm destroy 100'],
     match: (inv) =>
       (named('pct', 'qm')(inv) && subcommand(inv) === 'destroy') || (named('pvesm')(inv) && subcommand(inv) === 'free'),
   },

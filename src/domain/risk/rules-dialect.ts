@@ -86,6 +86,12 @@ export const BUILTIN_RULE = rule(
 /** Constructs found in the syntax itself, each with the rule that fails it closed. */
 export const CONSTRUCT_RULES: Readonly<Record<Construct, Rule>> = {
   arithmetic: LET_RULE,
+  'arithmetic-names': rule(
+    'dialect-arithmetic-names',
+    "bash evaluates a variable's value as arithmetic here, and a value like a[$(cmd)] runs cmd; dash does not",
+    ["bash -c 'x=\"a[\\$(rm -rf /srv/x)]\"; echo $((x))'", 'echo $((i + 1))', 'echo ${a[i]}', 'echo ${s:n}', '[[ $n -eq 1 ]] && ls', 'declare -i n=x'],
+    undefined,
+  ),
   function: rule('dialect-function', 'a function definition changes what a later name runs', ['f() { ls; }; f', 'ls() { id; }; ls', 'function f { ls; }'], undefined),
   'comment-continuation': rule('dialect-comment', 'a comment ending in a backslash: the shell ends the comment at the newline and runs the next line', ['uptime # \\\nrm -rf /srv/x'], undefined),
   'ansi-quoting': rule('dialect-quoting', "$'…' and $\"…\" quoting is bash's; dash reads a literal $ and ends the quote elsewhere", ["echo $'\\' ; rm -rf /srv/x ; #'", 'echo $"hi"'], undefined),
@@ -94,4 +100,4 @@ export const CONSTRUCT_RULES: Readonly<Record<Construct, Rule>> = {
 };
 
 export const DIALECT_RULES: readonly Rule[] = [ALIAS_RULE, TRAP_RULE, LET_RULE, BUILTIN_RULE];
-export const CONSTRUCT_ONLY_RULES: readonly Rule[] = [CONSTRUCT_RULES.function, CONSTRUCT_RULES['comment-continuation'], CONSTRUCT_RULES['ansi-quoting'], CONSTRUCT_RULES['brace-expansion']];
+export const CONSTRUCT_ONLY_RULES: readonly Rule[] = [CONSTRUCT_RULES['arithmetic-names'], CONSTRUCT_RULES.function, CONSTRUCT_RULES['comment-continuation'], CONSTRUCT_RULES['ansi-quoting'], CONSTRUCT_RULES['brace-expansion']];

@@ -18,7 +18,7 @@ export { OPAQUE_CODE_RULE } from './rules-opaque.ts';
 export { assignmentFinding } from './rules-exposure.ts';
 
 /** Bump whenever a rule changes: approvals hash it in, so a changed rule set never reuses an old approval. */
-export const RULES_VERSION = 3;
+export const RULES_VERSION = 4;
 
 export const REDIRECT_RULE: Rule = {
   id: 'redirect-write',
@@ -77,6 +77,13 @@ export const OPAQUE_RULE: Rule = {
   examples: ['ssh -N -L 8080:localhost:80 host', 'sudo -e /etc/hosts', 'sudo -v', 'timeout 5', "bash -c"],
 };
 
+export const WRAPPER_OPTION_RULE: Rule = {
+  id: 'wrapper-option',
+  class: 'config_mutation',
+  reason: 'a wrapper is given an option the classifier does not know, so which word it runs is in doubt',
+  examples: ['timeout --frobnicate 5 ls', 'nice --bogus ls', 'flock -Z /tmp/lock ls', 'ip -force netns exec blue ls'],
+};
+
 export const TOO_DEEP_RULE: Rule = {
   id: 'nesting-too-deep',
   class: 'destructive',
@@ -121,6 +128,7 @@ export const RULES: readonly Rule[] = [
   UNPARSEABLE_RULE,
   UNKNOWN_RULE,
   OPAQUE_RULE,
+  WRAPPER_OPTION_RULE,
   TOO_DEEP_RULE,
   TOO_COMPLEX_RULE,
   ...CONSTRUCT_ONLY_RULES,

@@ -19,7 +19,7 @@ export interface ClassifierPoolOptions {
 }
 
 export const DEFAULT_CLASSIFY_TIMEOUT_MS = 2_000;
-export const INLINE_BELOW_BYTES = 512;
+export const INLINE_BELOW_BYTES = 128;
 const MAX_THREADS = 4;
 
 /** The verdict on a command the classifier did not finish within the bound: as too-complex, destructive. */

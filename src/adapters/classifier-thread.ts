@@ -1,6 +1,6 @@
 // The thread that classifies for src/adapters/classifier-pool.ts: the pure classifier, one command at a time.
 // Requests arrive as { id, command }; each gets one answer { id, verdict } or { id, error }. It says { ready } once
-// the classifier (and its parser) is loaded, so that loading is not counted against a command's time bound.
+// the classifier (and its parser) is loaded and set up, so that this is not counted against a command's time bound.
 import { parentPort } from 'node:worker_threads';
 import { classify } from '../domain/risk/index.ts';
 
@@ -13,4 +13,6 @@ port.on('message', (job: { id: number; command: string }) => {
     port.postMessage({ id: job.id, error: error instanceof Error ? error.message : String(error) });
   }
 });
+// The parser's first use sets it up: done here, so that a fresh thread's first command is not charged for it.
+classify('true');
 port.postMessage({ ready: true });

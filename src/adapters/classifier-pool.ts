@@ -68,6 +68,8 @@ export class ClassifierPool implements CommandClassifier {
   private closed = false;
 
   constructor(options: ClassifierPoolOptions) {
+    // A bound that is no number (NOMOS_CLASSIFY_TIMEOUT_MS=abc) would refuse every command: refused at start instead.
+    if (!Number.isInteger(options.timeoutMs) || options.timeoutMs < 1) throw new Error(`the classifier's time bound must be a positive whole number of ms, got ${options.timeoutMs}`);
     this.timeoutMs = options.timeoutMs;
     this.size = options.size ?? Math.min(MAX_THREADS, Math.max(1, availableParallelism()));
     this.inlineBelowBytes = options.inlineBelowBytes ?? INLINE_BELOW_BYTES;

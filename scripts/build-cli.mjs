@@ -17,7 +17,8 @@ const EXTERNAL = [
 
 rmSync('dist', { recursive: true, force: true });
 await build({
-  entryPoints: ['src/cli/main.ts'],
+  // The classifier's worker thread is an entry of its own: src/adapters/classifier-pool.ts starts it by path.
+  entryPoints: ['src/cli/main.ts', 'src/adapters/classifier-thread.ts'],
   outbase: 'src',
   outdir: 'dist',
   bundle: true,

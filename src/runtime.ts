@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import type { Db } from './ports/db.ts';
+import { ClassifierPool, DEFAULT_CLASSIFY_TIMEOUT_MS } from './adapters/classifier-pool.ts';
 import { migrate } from './adapters/db/migrate.ts';
 import { openDb } from './adapters/db/open.ts';
 import { SqlEventStore } from './adapters/eventstore/sql.ts';
@@ -122,7 +123,9 @@ export async function openRuntime(
   const serverId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const log = (message: string, error?: unknown) => console.error(`nomos: ${message}:`, error);
   const live = new LiveExecutions(db, serverId, config.execution, log);
-  const executions = new ExecutionService(commandDeps, executor, config.execution, live, log);
+  // Large commands are classified on worker threads (started when first needed), within a time bound.
+  const classifier = new ClassifierPool({ timeoutMs: Number(process.env.NOMOS_CLASSIFY_TIMEOUT_MS ?? DEFAULT_CLASSIFY_TIMEOUT_MS) });
+  const executions = new ExecutionService(commandDeps, executor, config.execution, live, log, classifier);
   const bus = new TurnBus();
   // Servers sharing PostgreSQL pass each other's token deltas; an embedded database has one server.
   const unshare = db.kind === 'postgres' ? await bus.share(db, serverId) : null;
@@ -204,6 +207,7 @@ export async function openRuntime(
       await readWait.close();
       await agent?.close();
       await executions.close();
+      await classifier.close();
       await executor?.close();
       await unshare?.();
       await Promise.all(projectors.map((p) => p.stop()));

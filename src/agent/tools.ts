@@ -5,7 +5,6 @@
 import { z } from 'zod';
 import type { Queryable } from '../ports/db.ts';
 import { CommandText, PathText } from '../domain/command-text.ts';
-import { classify } from '../domain/risk/index.ts';
 import { EntityLifecycle, EntityType } from '../domain/entity/events.ts';
 import { Outcome } from '../domain/session/events.ts';
 import { entityCounts, getEntity, listEntities } from '../projections/entities.ts';
@@ -145,7 +144,7 @@ export const TOOLS: readonly Tool[] = [
     description: 'The risk verdict run would apply to a command (reversible_low, config_mutation, destructive), without running it.',
     schema: z.strictObject({ command: CommandText }),
     annotations: READS,
-    handle: (a) => Promise.resolve(classify(a.command)),
+    handle: (a, _call, s) => s.executions.classify(a.command),
   }),
   tool({
     name: 'get_execution_status',

@@ -4,7 +4,6 @@ import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { CommandText } from '../domain/command-text.ts';
 import { Actor } from '../domain/messages.ts';
-import { classify } from '../domain/risk/index.ts';
 import { Verdict } from '../domain/session/events.ts';
 import { ApprovalStatus, listApprovals, pageSessionExecutions } from '../projections/executions.ts';
 import { commandContext } from './context.ts';
@@ -88,8 +87,8 @@ export const executionsApi: FastifyPluginCallbackZod = (app, _options, done) => 
   const { runtime, readWaitMs } = app.nomos;
   const executions = runtime.executions;
 
-  // Exactly the verdict run would apply: the same pure classifier, nothing else consulted.
-  app.post('/classify', { schema: CLASSIFY_SCHEMA }, (request) => classify(request.body.command));
+  // Exactly the verdict run would apply: the same classifier and time bound, nothing else consulted.
+  app.post('/classify', { schema: CLASSIFY_SCHEMA }, (request) => executions.classify(request.body.command));
 
   app.get('/executions/:id', { schema: EXECUTION_SCHEMA }, async (request, reply) => {
     await awaitPosition(runtime, ['executions'], request.query.min_position, readWaitMs);

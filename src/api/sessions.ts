@@ -4,7 +4,6 @@ import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { deleteSession, executeSessionCommand, handOverSession, startSession } from '../commands/session.ts';
 import { CommandText, PathText } from '../domain/command-text.ts';
-import { classify } from '../domain/risk/index.ts';
 import { SessionCommand } from '../domain/session/commands.ts';
 import { Outcome, Verdict } from '../domain/session/events.ts';
 import { sessionStream } from '../domain/session/stream.ts';
@@ -196,7 +195,7 @@ export const sessionsApi: FastifyPluginCallbackZod = (app, _options, done) => {
         return runtime.executions.inspectPath(id, body.path, body.targets, ctx());
       case 'classify_command':
         ctx();
-        return classify(body.command);
+        return runtime.executions.classify(body.command);
       default:
         return executeSessionCommand(deps, id, body, ctx());
     }

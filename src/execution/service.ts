@@ -5,7 +5,7 @@
 // what follows a success in the inventory is src/execution/reactions.ts.
 import { createHash } from 'node:crypto';
 import { type Actor, NotFound, RuleViolation } from '../domain/messages.ts';
-import { classify, isKnownLong, RULES_VERSION } from '../domain/risk/index.ts';
+import { classify, isKnownLong, RULES_VERSION, type Verdict as RiskVerdict } from '../domain/risk/index.ts';
 import { retryIdentity } from '../domain/session/retry-identity.ts';
 import { quoteValue } from '../domain/risk/quote.ts';
 import type { ExecutionOutcome } from '../domain/session/commands.ts';
@@ -15,6 +15,7 @@ import { type ApprovalView, getApproval, getExecution } from '../projections/exe
 import { pinHostKey, resolveTarget, TargetUnreachable } from '../commands/entity.ts';
 import type { CommandContext, CommandDeps } from '../commands/context.ts';
 import { runSessionCommand } from '../commands/session.ts';
+import type { CommandClassifier } from '../ports/classifier.ts';
 import { type ExecHandle, type ExecResult, type ExecTarget, type Executor, ExecutorConnectError, HostKeyMismatchError } from '../ports/executor.ts';
 import type { LiveExecutions } from './live.ts';
 import { followInventory } from './reactions.ts';
@@ -101,10 +102,16 @@ export class ExecutionService {
     readonly settings: ExecutionSettings,
     readonly live: LiveExecutions,
     private readonly log: (message: string, error?: unknown) => void = () => undefined,
+    private readonly classifier: CommandClassifier = { classify: (command) => Promise.resolve(classify(command)) },
   ) {}
 
+  /** The verdict run would apply, within the classifier's time bound (classify_command, POST /classify). */
+  classify(command: string): Promise<RiskVerdict> {
+    return this.classifier.classify(command);
+  }
+
   async run(sessionId: string, input: { target: string; command: string }, ctx: CommandContext): Promise<RunReply> {
-    const verdict = classify(input.command);
+    const verdict = await this.classifier.classify(input.command);
     // A target nothing can reach (no key configured, no address known) is refused before anyone is asked to approve it.
     let target: ExecTarget | null = null;
     let unreachable = this.executor ? undefined : NO_KEY;

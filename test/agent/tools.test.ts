@@ -2,6 +2,7 @@
 // and bad calls answered as errors the model can read rather than thrown.
 import { describe, expect, it } from 'vitest';
 import { callTool, toolDefinitions } from '../../src/agent/tools.ts';
+import { classify } from '../../src/domain/risk/index.ts';
 
 describe('tool definitions', () => {
   const defs = new Map(toolDefinitions().map((d) => [d.name, d]));
@@ -57,7 +58,8 @@ describe('callTool', () => {
   });
 
   it('answers classify_command with the classifier’s verdict', async () => {
-    const outcome = await callTool('classify_command', '{"command": "rm -rf /data"}', call, services);
+    const classifying = { executions: { classify: (command: string) => Promise.resolve(classify(command)) } } as unknown as typeof services;
+    const outcome = await callTool('classify_command', '{"command": "rm -rf /data"}', call, classifying);
     expect(outcome.result).toMatchObject({ risk_class: 'destructive' });
   });
 });

@@ -51,6 +51,8 @@ const Env = z.object({
   NOMOS_MODEL: z.string().min(1).default('gpt-4o-mini'),
   /** Host names and CIDRs http_get may reach though not public (a LAN wiki); unset: the public internet only. */
   NOMOS_HTTP_GET_ALLOW: z.string().optional(),
+  /** How long a large command's classification may take on a worker thread before it is refused as destructive (too-slow). */
+  NOMOS_CLASSIFY_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(2_000),
 });
 
 export interface Config {
@@ -75,6 +77,7 @@ export interface Config {
   /** The model provider, or null when none is configured. */
   readonly llm: { readonly baseURL: string | null; readonly apiKey: string; readonly model: string } | null;
   readonly httpGetAllow: AllowList;
+  readonly classifyTimeoutMs: number;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -116,5 +119,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // A local server often needs no key; OpenAI itself needs one and no base URL.
     llm: e.OPENAI_BASE_URL || e.OPENAI_API_KEY ? { baseURL: e.OPENAI_BASE_URL ?? null, apiKey: e.OPENAI_API_KEY ?? 'none', model: e.NOMOS_MODEL } : null,
     httpGetAllow: parseAllowList(e.NOMOS_HTTP_GET_ALLOW ?? ''),
+    classifyTimeoutMs: e.NOMOS_CLASSIFY_TIMEOUT_MS,
   };
 }

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import type { Db } from './ports/db.ts';
-import { ClassifierPool, DEFAULT_CLASSIFY_TIMEOUT_MS } from './adapters/classifier-pool.ts';
+import { ClassifierPool } from './adapters/classifier-pool.ts';
 import { migrate } from './adapters/db/migrate.ts';
 import { openDb } from './adapters/db/open.ts';
 import { SqlEventStore } from './adapters/eventstore/sql.ts';
@@ -124,7 +124,7 @@ export async function openRuntime(
   const log = (message: string, error?: unknown) => console.error(`nomos: ${message}:`, error);
   const live = new LiveExecutions(db, serverId, config.execution, log);
   // Large commands are classified on worker threads (started when first needed), within a time bound.
-  const classifier = new ClassifierPool({ timeoutMs: Number(process.env.NOMOS_CLASSIFY_TIMEOUT_MS ?? DEFAULT_CLASSIFY_TIMEOUT_MS) });
+  const classifier = new ClassifierPool({ timeoutMs: config.classifyTimeoutMs });
   const executions = new ExecutionService(commandDeps, executor, config.execution, live, log, classifier);
   const bus = new TurnBus();
   // Servers sharing PostgreSQL pass each other's token deltas; an embedded database has one server.

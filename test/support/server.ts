@@ -37,7 +37,9 @@ export async function startTestServer(
 ): Promise<TestServer> {
   const testDb: TestDb = await database.open();
   const defaults = loadConfig({});
-  const config = { ...defaults, execution: { ...defaults.execution, ...options.execution }, llm: options.llm ?? null };
+  // The classifier's time bound is under test in test/adapters (a pool of its own); here a loaded test machine's
+  // slow first thread must not turn a verdict a test expects into too-slow.
+  const config = { ...defaults, execution: { ...defaults.execution, ...options.execution }, llm: options.llm ?? null, classifyTimeoutMs: 30_000 };
   const runtime = await openRuntime(config, { db: testDb.db, ...(options.executor && { executor: options.executor }) });
   if (options.projectors !== false) runtime.startProjectors();
   runtime.startReactor({ pollMs: 200 });

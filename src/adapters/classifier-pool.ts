@@ -16,21 +16,27 @@ export interface ClassifierPoolOptions {
   readonly size?: number;
   /** Commands shorter than this (UTF-8 bytes) are classified inline. */
   readonly inlineBelowBytes?: number;
+  /** The threads' script, for tests of a thread that fails; by default the classifier's own. */
+  readonly threadFile?: string;
 }
 
 export const DEFAULT_CLASSIFY_TIMEOUT_MS = 2_000;
 export const INLINE_BELOW_BYTES = 128;
 const MAX_THREADS = 4;
 
+const shown = (command: string) => {
+  const part = command.trim();
+  return part.length > 200 ? `${part.slice(0, 200)}…` : part;
+};
+
 /** The verdict on a command the classifier did not finish within the bound: as too-complex, destructive. */
 export function tooSlowVerdict(command: string, timeoutMs: number): Verdict {
-  const part = command.trim();
-  return {
-    risk_class: 'destructive',
-    reason: `${part.length > 200 ? `${part.slice(0, 200)}…` : part}: too slow to classify (over ${timeoutMs} ms): what it runs is not known`,
-    rule: 'too-slow',
-    inner_commands: [],
-  };
+  return { risk_class: 'destructive', reason: `${shown(command)}: too slow to classify (over ${timeoutMs} ms): what it runs is not known`, rule: 'too-slow', inner_commands: [] };
+}
+
+/** The verdict on a command whose classification failed (its thread crashed or could not start): fail closed. */
+export function failedVerdict(command: string, error: string): Verdict {
+  return { risk_class: 'destructive', reason: `${shown(command)}: the classifier failed on it (${error.slice(0, 200)}): what it runs is not known`, rule: 'classifier-failed', inner_commands: [] };
 }
 
 interface Job {
@@ -62,6 +68,7 @@ export class ClassifierPool implements CommandClassifier {
   readonly size: number;
   private readonly timeoutMs: number;
   private readonly inlineBelowBytes: number;
+  private readonly threadFile: string | undefined;
   private readonly threads = new Set<Thread>();
   private readonly queue: Job[] = [];
   private nextId = 1;
@@ -73,6 +80,7 @@ export class ClassifierPool implements CommandClassifier {
     this.timeoutMs = options.timeoutMs;
     this.size = options.size ?? Math.min(MAX_THREADS, Math.max(1, availableParallelism()));
     this.inlineBelowBytes = options.inlineBelowBytes ?? INLINE_BELOW_BYTES;
+    this.threadFile = options.threadFile;
   }
 
   classify(command: string): Promise<Verdict> {
@@ -133,7 +141,7 @@ export class ClassifierPool implements CommandClassifier {
   }
 
   private start(): void {
-    const entry = threadEntry();
+    const entry = this.threadFile === undefined ? threadEntry() : { file: this.threadFile };
     const worker = new Worker(entry.file, entry.workerData === undefined ? {} : { workerData: entry.workerData });
     worker.unref();
     const thread: Thread = { worker, ready: false, job: null, timer: null };
@@ -146,8 +154,9 @@ export class ClassifierPool implements CommandClassifier {
         if (thread.timer) clearTimeout(thread.timer);
         thread.job = null;
         thread.timer = null;
+        // A command the classifier throws on is judged as one it cannot read: destructive, never an error answer.
         if ('verdict' in answer) job.resolve(answer.verdict);
-        else job.reject(new Error(`classify: ${answer.error}`));
+        else job.resolve(failedVerdict(job.command, answer.error));
       }
       this.dispatch();
     });
@@ -155,13 +164,17 @@ export class ClassifierPool implements CommandClassifier {
     worker.on('exit', (code) => this.lost(thread, new Error(`the classifier's thread exited (code ${code})`)));
   }
 
-  /** A thread that failed or ended on its own: its job fails; one that never got ready fails every waiting job. */
+  /**
+   * A thread that failed or ended on its own: its command is judged destructive (fail closed); one that never got
+   * ready judges every waiting command so (a thread that cannot start would only fail again).
+   */
   private lost(thread: Thread, error: Error): void {
     if (!this.threads.delete(thread)) return;
     if (thread.timer) clearTimeout(thread.timer);
-    thread.job?.reject(error);
+    const failed = (job: Job) => job.resolve(failedVerdict(job.command, error.message));
+    if (thread.job !== null) failed(thread.job);
     thread.job = null;
-    if (!thread.ready) for (const job of this.queue.splice(0)) job.reject(error);
+    if (!thread.ready) for (const job of this.queue.splice(0)) failed(job);
     this.dispatch();
   }
 

@@ -1,6 +1,9 @@
 // The classifier's worker threads, real ones: the same verdicts as classify() in process, a command over the time
-// bound refused as destructive (and the pool answering after it), the event loop free while large commands are
-// classified, and a clean close.
+// bound refused as destructive (and the pool answering after it), a thread that crashes or cannot start failing
+// closed (destructive, never an error), the event loop free while large commands are classified, and a clean close.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ClassifierPool } from '../../src/adapters/classifier-pool.ts';
@@ -58,6 +61,37 @@ describe('the time bound', () => {
       expect(verdict.reason).toBe(`${SLOWEST.slice(0, 200)}…: too slow to classify (over 300 ms): what it runs is not known`);
       expect(await pool.classify('rm -rf /srv/x')).toEqual(classify('rm -rf /srv/x'));
       expect(pool.threadCount).toBe(1);
+    } finally {
+      await pool.close();
+    }
+  }, 60_000);
+});
+
+describe('a thread that fails', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'nomos-pool-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const judgedFailed = { risk_class: 'destructive', rule: 'classifier-failed', inner_commands: [] };
+
+  it('judges the command it crashed on destructive, and a later one too when every thread crashes', async () => {
+    // Says it is ready, then dies on the first command it is given.
+    const crashing = join(dir, 'crashing.mjs');
+    writeFileSync(crashing, "import { parentPort } from 'node:worker_threads';\nparentPort.postMessage({ ready: true });\nparentPort.on('message', () => { throw new Error('boom'); });\n");
+    const pool = new ClassifierPool({ timeoutMs: 30_000, size: 1, inlineBelowBytes: 0, threadFile: crashing });
+    try {
+      const verdict = await pool.classify('ls /srv');
+      expect(verdict).toMatchObject(judgedFailed);
+      expect(verdict.reason).toContain('boom');
+      expect(await pool.classify('cat /etc/hostname')).toMatchObject(judgedFailed);
+    } finally {
+      await pool.close();
+    }
+  }, 60_000);
+
+  it('judges every waiting command destructive when its thread cannot start', async () => {
+    const pool = new ClassifierPool({ timeoutMs: 30_000, size: 1, inlineBelowBytes: 0, threadFile: join(dir, 'missing.mjs') });
+    try {
+      const verdicts = await Promise.all([pool.classify('uptime'), pool.classify('df -h')]);
+      for (const verdict of verdicts) expect(verdict).toMatchObject(judgedFailed);
     } finally {
       await pool.close();
     }

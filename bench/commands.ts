@@ -25,7 +25,7 @@ interface Answer {
 function call(base: string, method: string, path: string, body?: unknown): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : JSON.stringify(body);
-    const req = request(`${base}${path}`, { method, agent, headers: payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } }, (res) => {
+    const req = request(`${base}${path}`, { method, agent, headers: payload === undefined ? { 'x-nomos-client': 'bench' } : { 'x-nomos-client': 'bench', 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => {

@@ -4,6 +4,7 @@ import { type ApiToken, parseTokens } from './api/tokens.ts';
 import { parseAllowedHosts, parseAllowedOrigins } from './api/hosts.ts';
 import type { ExecutionSettings } from './execution/service.ts';
 import { type AllowList, parseAllowList } from './adapters/http/address.ts';
+import { ModelPrices } from './domain/usage/prices.ts';
 
 const Env = z.object({
   DATABASE_URL: z.string().min(1).optional(),
@@ -49,6 +50,10 @@ const Env = z.object({
   OPENAI_API_KEY: z.string().min(1).optional(),
   OPENAI_BASE_URL: z.url().optional(),
   NOMOS_MODEL: z.string().min(1).default('gpt-4o-mini'),
+  /** The model's context window in tokens; unset: the model's known window (src/agent/tokens.ts), else 32 000. */
+  NOMOS_CONTEXT_TOKENS: z.coerce.number().int().min(1_000).max(10_000_000).optional(),
+  /** Prices per model per million tokens, as JSON: {"gpt-4o-mini": {"input": 0.15, "output": 0.6, "cached_input": 0.075}}. */
+  NOMOS_MODEL_PRICES: z.string().optional(),
   /** Host names and CIDRs http_get may reach though not public (a LAN wiki); unset: the public internet only. */
   NOMOS_HTTP_GET_ALLOW: z.string().optional(),
   /** How long a large command's classification may take on a worker thread before it is refused as destructive (too-slow). */
@@ -76,6 +81,10 @@ export interface Config {
   readonly shutdownMs: number;
   /** The model provider, or null when none is configured. */
   readonly llm: { readonly baseURL: string | null; readonly apiKey: string; readonly model: string } | null;
+  /** NOMOS_CONTEXT_TOKENS, or null: the model's known window. */
+  readonly contextTokens: number | null;
+  /** Empty: no prices, no costs shown. */
+  readonly modelPrices: ModelPrices;
   readonly httpGetAllow: AllowList;
   readonly classifyTimeoutMs: number;
 }
@@ -118,7 +127,26 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sweepMs: e.NOMOS_SWEEP_MS,
     // A local server often needs no key; OpenAI itself needs one and no base URL.
     llm: e.OPENAI_BASE_URL || e.OPENAI_API_KEY ? { baseURL: e.OPENAI_BASE_URL ?? null, apiKey: e.OPENAI_API_KEY ?? 'none', model: e.NOMOS_MODEL } : null,
+    contextTokens: e.NOMOS_CONTEXT_TOKENS ?? null,
+    modelPrices: parseModelPrices(e.NOMOS_MODEL_PRICES ?? ''),
     httpGetAllow: parseAllowList(e.NOMOS_HTTP_GET_ALLOW ?? ''),
     classifyTimeoutMs: e.NOMOS_CLASSIFY_TIMEOUT_MS,
   };
+}
+
+/** NOMOS_MODEL_PRICES: a JSON object of model → {input, output, cached_input?} per million tokens; empty: none. */
+export function parseModelPrices(text: string): ModelPrices {
+  if (text.trim() === '') return {};
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new Error('bad configuration: NOMOS_MODEL_PRICES is not JSON; write {"MODEL": {"input": USD, "output": USD}} per million tokens');
+  }
+  const parsed = ModelPrices.safeParse(json);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.') || '(top)'}: ${i.message}`).join('; ');
+    throw new Error(`bad configuration: NOMOS_MODEL_PRICES: ${problems}; write {"MODEL": {"input": USD, "output": USD, "cached_input": USD}} per million tokens`);
+  }
+  return parsed.data;
 }

@@ -33,15 +33,17 @@ import { ensureCheckpoint, ProjectorGroup } from './projections/projector.ts';
 import { entitiesProjection } from './projections/entities.ts';
 import { executionsProjection } from './projections/executions.ts';
 import { knowledgeProjection } from './projections/knowledge.ts';
+import { modelCallsProjection } from './projections/model-calls.ts';
 import { plansProjection } from './projections/plans.ts';
 import { sessionsProjection } from './projections/sessions.ts';
 import { transcriptProjection } from './projections/transcript.ts';
 import { shipped } from './paths.ts';
+import type { ModelPrices } from './domain/usage/prices.ts';
 
 /** The agent's persona and working rules, shipped with the code. */
 const SYSTEM_PROMPT = shipped('prompts', 'system.md');
 
-export const projections: readonly Projection[] = [sessionsProjection, transcriptProjection, plansProjection, entitiesProjection, executionsProjection, knowledgeProjection];
+export const projections: readonly Projection[] = [sessionsProjection, transcriptProjection, plansProjection, entitiesProjection, executionsProjection, knowledgeProjection, modelCallsProjection];
 
 const PGLITE_REBUILD_BATCH = 100;
 // How often a read-your-writes wait looks at the checkpoints when no projector of this process has just
@@ -71,6 +73,8 @@ export interface Runtime {
   /** Null when no model provider is configured: POST /chat then answers 503. */
   readonly agent: Agent | null;
   readonly description: { eventStore: string; readModels: string };
+  /** NOMOS_MODEL_PRICES: what the usage reads price tokens with (empty: no costs shown). */
+  readonly modelPrices: ModelPrices;
   /** Runs each projector for which this process holds the lease (one server per projection at a time). */
   startProjectors(
     onError?: (projection: string, error: unknown) => void,
@@ -164,6 +168,7 @@ export async function openRuntime(
     bus,
     tools,
     agent,
+    modelPrices: config.modelPrices,
     description: {
       eventStore: config.eventStoreUrl ? 'eventstoredb' : db.kind,
       readModels: db.kind === 'pglite' ? `pglite (${config.dataDir})` : 'postgres',

@@ -61,6 +61,7 @@ export function toChatMessage(sessionId: string, event: StoredEvent): ChatMessag
     case 'SessionHandedOver':
     case 'TurnStarted':
     case 'TurnCancelRequested':
+    case 'ModelCallRecorded':
     case 'SessionDeleted':
       return null;
     default: {

@@ -25,6 +25,7 @@ import { operationsApi } from './operations.ts';
 import { sessionsApi } from './sessions.ts';
 import { DEFAULT_MAX_STREAMS, capStreams } from './sse.ts';
 import { streamApi } from './stream.ts';
+import { usageApi } from './usage.ts';
 
 export interface AppOptions {
   readonly runtime: Runtime;
@@ -82,6 +83,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(operationsApi);
   await app.register(entitiesApi);
   await app.register(executionsApi);
+  await app.register(usageApi);
   await app.register(chatApi);
   await app.register(knowledgeApi);
   await app.register(streamApi(options.runtime.bus));

@@ -7,6 +7,8 @@ import { CommandText, PathText } from '../domain/command-text.ts';
 import { SessionCommand } from '../domain/session/commands.ts';
 import { Outcome, Verdict } from '../domain/session/events.ts';
 import { sessionStream } from '../domain/session/stream.ts';
+import { costOfAll } from '../domain/usage/prices.ts';
+import { sessionUsageByModel } from '../projections/model-calls.ts';
 import { getPlan } from '../projections/plans.ts';
 import { SESSION_FIELDS, type SessionFilter, listSessionsJson } from '../projections/sessions.ts';
 import { getMessages, getToolCalls } from '../projections/transcript.ts';
@@ -16,7 +18,7 @@ import { HttpProblem } from './errors.ts';
 import { MinPosition, asOfPosition, awaitPosition, stamp } from './freshness.ts';
 import { PAGE_DEFAULT, PAGE_MAX, PageQuery, linkNext } from './pages.ts';
 import { BODY, CALLER, LAG, ROLE, WRITE, notFound } from './responses.ts';
-import { parseSince } from './since.ts';
+import { SinceQuery } from './since.ts';
 import { CommandReply, HandOverReply, InspectReply, Plan, PrincipalName, RunReply, SessionDetail, SessionEvents, SessionPage, ToolCalls } from './views.ts';
 
 const SessionParams = z.strictObject({ id: z.uuid({ error: 'session id must be a UUID' }) });
@@ -25,15 +27,6 @@ const SessionParams = z.strictObject({ id: z.uuid({ error: 'session id must be a
 const blankIsAbsent = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
 
 const ReadQuery = z.strictObject({ min_position: MinPosition, include_deleted: IncludeDeleted });
-
-const Since = z.string().transform((value, ctx) => {
-  const date = parseSince(value, new Date());
-  if (date === null) {
-    ctx.addIssue({ code: 'custom', message: 'since takes an RFC 3339 time (2026-07-18T09:45:00Z) or a duration (90m, 24h, 7d)' });
-    return z.NEVER;
-  }
-  return date;
-});
 
 /** Free text in a query string; a NUL character can match nothing and PostgreSQL refuses it. */
 const QueryText = (max: number) => z.string().max(max).regex(/^[^\0]*$/, 'must not contain a NUL character');
@@ -57,7 +50,8 @@ const ListQuery = z.strictObject({
   blocker: blankIsAbsent(QueryText(100)),
   owner: blankIsAbsent(QueryText(210).regex(/^(operator|agent):[^\s:]{1,200}$/, 'must be role:id with role operator or agent, such as agent:rclone-bot')),
   include_deleted: IncludeDeleted,
-  since: blankIsAbsent(Since),
+  since: blankIsAbsent(SinceQuery),
+  min_tokens: blankIsAbsent(z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).describe('sessions whose input + output tokens reach this (as the provider reported them)')),
   limit: z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().int().min(1).max(1_000).default(50)),
   cursor: blankIsAbsent(QueryText(500)),
   fields: blankIsAbsent(Fields),
@@ -78,6 +72,7 @@ function nextPageUrl(q: z.infer<typeof ListQuery>, cursor: string): string {
   if (q.owner) next.set('owner', q.owner);
   if (q.include_deleted) next.set('include_deleted', q.include_deleted);
   if (q.since) next.set('since', q.since.toISOString());
+  if (q.min_tokens !== undefined) next.set('min_tokens', String(q.min_tokens));
   if (q.fields) next.set('fields', q.fields.join(','));
   next.set('limit', String(q.limit));
   next.set('cursor', cursor);
@@ -110,7 +105,7 @@ const ApiCommand = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('inspect_path'), path: PathText, targets: z.array(Slug).min(1).max(50) }),
 ]);
 
-const SESSION_READS = ['sessions', 'transcript', 'plans'] as const;
+const SESSION_READS = ['sessions', 'transcript', 'plans', 'model_calls'] as const;
 
 // No body, or an empty object: a session starts empty. Fastify hands a missing body over as null.
 const START_SCHEMA = { summary: 'Start a session', tags: TAGS, body: z.strictObject({}).nullish(), response: { 201: CommandReply, ...CALLER, ...ROLE, ...BODY } };
@@ -215,6 +210,7 @@ export const sessionsApi: FastifyPluginCallbackZod = (app, _options, done) => {
       ...(q.owner && { owner: q.owner }),
       ...(includeDeleted && { include_deleted: true }),
       ...(q.since && { since: q.since }),
+      ...(q.min_tokens !== undefined && { min_tokens: q.min_tokens }),
       ...(q.cursor && { cursor: q.cursor }),
     };
     // The page and the position it reflects come from one statement (one snapshot).
@@ -234,8 +230,10 @@ export const sessionsApi: FastifyPluginCallbackZod = (app, _options, done) => {
     const asOf = await asOfPosition(runtime, SESSION_READS);
     const session = await readableSession(runtime.db, id, request.query.include_deleted, request.principal.role);
     const messages = await getMessages(runtime.db, id);
+    // Priced as read (prices change, tokens do not): only when the operator configured prices.
+    const cost = Object.keys(runtime.modelPrices).length > 0 ? { cost: costOfAll(runtime.modelPrices, await sessionUsageByModel(runtime.db, id)) } : {};
     stamp(reply, asOf);
-    return { session_id: id, session, messages, as_of_position: asOf };
+    return { session_id: id, session: { ...session, ...cost }, messages, as_of_position: asOf };
   });
 
   app.get('/sessions/:id/tool_calls', { schema: TOOL_CALLS_SCHEMA }, async (request, reply) => {

@@ -66,6 +66,11 @@ export const Session = z.object({
   deleted: z.boolean().describe('listed only with include_deleted=true (operators and auditors)'),
   deleted_at: z.string().nullable(),
   deleted_by: Actor.nullable(),
+  model_calls: z.number().int().nullable().describe('model calls recorded, failed ones too (null: none recorded)'),
+  input_tokens: z.number().int().nullable().describe("the provider's figures, summed (null: none reported)"),
+  output_tokens: z.number().int().nullable(),
+  cached_input_tokens: z.number().int().nullable(),
+  cost: z.number().nullable().optional().describe('GET /sessions/:id only, when NOMOS_MODEL_PRICES is set: null when a model it used has no price'),
 });
 
 export const SessionPage = z.object({

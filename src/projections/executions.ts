@@ -213,6 +213,7 @@ class Batch {
       case 'TurnFailed':
       case 'TurnStarted':
       case 'TurnCancelRequested':
+      case 'ModelCallRecorded':
       case 'TurnEnded':
         return; // not about executions
       default: {

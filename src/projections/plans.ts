@@ -141,6 +141,7 @@ function fold(steps: RowSet<StepRecord>, goals: RowSet<GoalRecord>, { sessionId:
     case 'TurnFailed':
     case 'TurnStarted':
     case 'TurnCancelRequested':
+    case 'ModelCallRecorded':
     case 'TurnEnded':
     case 'ExecutionRequested':
     case 'ExecutionRefused':

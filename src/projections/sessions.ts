@@ -14,6 +14,7 @@
 //   TurnFailed                the blocker facts
 //   Execution*                executions_count, failed_executions, targets (and entities) and the blocker facts
 //                             (runs refused by the cap, unreachable, for a host key; failed, timed out, lost)
+//   ModelCallRecorded         model_calls, and the tokens the provider reported (summed; NULL until one is)
 //   SessionDeleted            marks the row deleted (deleted_at, deleted_by); it stays for operators and auditors
 // Events of a session without a row (never started), or of a deleted one, change nothing.
 //
@@ -34,8 +35,8 @@ import { byteOrder, occurredAt, sessionEventsIn } from './rows.ts';
 
 /** Tables and rules together: the blocker rules' version is part of it, so new rules rebuild the model. */
 // 4: the blocker facts of migration 016. 5: session_entities.created_at (migration 020). 6: owner, and deleted
-// sessions kept, marked (migration 021).
-const TABLES_VERSION = 6;
+// sessions kept, marked (migration 021). 7: model calls and their tokens (migration 023).
+const TABLES_VERSION = 7;
 
 // ---- the projection ----
 
@@ -77,6 +78,11 @@ interface SessionRow {
   deleted_at: string | null;
   /** role:id of who deleted it. */
   deleted_by: string | null;
+  /** Recorded model calls, failed ones too; NULL in a session none was recorded for (a log before they were). */
+  model_calls: number | null;
+  input_tokens: number | null;
+  output_tokens: number | null;
+  cached_input_tokens: number | null;
   // Facts the blocker rules read; task_* count since the session (re)opened.
   turn_message_id: string | null;
   last_assistant_text: string | null;
@@ -136,6 +142,10 @@ function startedSession(id: string, at: string, owner: string | null): SessionRo
     owner,
     deleted_at: null,
     deleted_by: null,
+    model_calls: null,
+    input_tokens: null,
+    output_tokens: null,
+    cached_input_tokens: null,
     turn_message_id: null,
     last_assistant_text: null,
     last_turn_failure: null,
@@ -322,6 +332,12 @@ class SessionsBatch {
       case 'ExecutionRefused':
         countRefusal(row, e.data.reason);
         return fillBlocker(row);
+      case 'ModelCallRecorded':
+        row.model_calls = (row.model_calls ?? 0) + 1;
+        row.input_tokens = plus(row.input_tokens, e.data.input_tokens);
+        row.output_tokens = plus(row.output_tokens, e.data.output_tokens);
+        row.cached_input_tokens = plus(row.cached_input_tokens, e.data.cached_input_tokens);
+        return;
       case 'ToolCallCompleted':
       case 'GoalSuperseded':
       case 'PlanProposed':
@@ -352,6 +368,11 @@ class SessionsBatch {
     for (const slug of slugs) this.entities.put({ session_id: row.id, slug, created_at: row.created_at });
     row.entities = sortedUnion(row.entities, slugs);
   }
+}
+
+/** A sum of the provider's figures: unknown (null) until one is reported. */
+function plus(sum: number | null, reported: number | null): number | null {
+  return reported === null ? sum : (sum ?? 0) + reported;
 }
 
 /** An actor as the table writes it (role:id); null when the metadata has none this schema knows. */
@@ -485,6 +506,11 @@ export interface SessionView {
   deleted: boolean;
   deleted_at: string | null;
   deleted_by: Actor | null;
+  /** Model calls recorded (failed ones too) and the tokens the provider reported, summed; null where none were recorded. */
+  model_calls: number | null;
+  input_tokens: number | null;
+  output_tokens: number | null;
+  cached_input_tokens: number | null;
 }
 
 /** A timestamp as toISOString writes it (UTC, milliseconds), formatted by the database: no Date is parsed per row. */
@@ -527,6 +553,11 @@ const VIEW_SQL: Record<keyof SessionView, string> = {
   deleted: 'deleted_at IS NOT NULL',
   deleted_at: iso('deleted_at'),
   deleted_by: actorJson('deleted_by'),
+  model_calls: 'model_calls',
+  // float8: a JSON number from pg too (bigint comes back as a string), exact below 2^53.
+  input_tokens: 'input_tokens::float8',
+  output_tokens: 'output_tokens::float8',
+  cached_input_tokens: 'cached_input_tokens::float8',
 };
 
 /** The fields a list may be narrowed to (GET /sessions?fields=…), in the order a view has them. */
@@ -546,6 +577,8 @@ export interface SessionFilter {
   include_deleted?: boolean;
   /** last_active_at >= since */
   since?: Date;
+  /** input_tokens + output_tokens >= min_tokens (sessions with no reported tokens are left out). */
+  min_tokens?: number;
   limit: number;
   cursor?: string;
 }
@@ -684,6 +717,7 @@ export async function listSessionsJson(
   if (filter.blocker !== undefined) where.push(`blocker = ${param(filter.blocker)}`);
   if (filter.owner !== undefined) where.push(`owner = ${param(filter.owner)}`);
   if (filter.include_deleted !== true) where.push('deleted_at IS NULL');
+  if (filter.min_tokens !== undefined) where.push(`coalesce(input_tokens, 0) + coalesce(output_tokens, 0) >= ${param(filter.min_tokens)}::bigint AND (input_tokens IS NOT NULL OR output_tokens IS NOT NULL)`);
   const entity = filter.entity_id === undefined ? null : param(filter.entity_id);
   // An entity's sessions are walked newest first through session_entities' index in page order, and the walk
   // stops at a page (migrations/020). With `since` the matches come through the index of when sessions were

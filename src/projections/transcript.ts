@@ -126,6 +126,7 @@ class SessionChanges {
       case 'TurnFailed':
       case 'TurnStarted':
       case 'TurnCancelRequested':
+      case 'ModelCallRecorded':
       case 'TurnEnded':
       case 'ExecutionRequested':
       case 'ExecutionRefused':

@@ -6,6 +6,7 @@ import type { ApiToken } from '../../src/api/auth.ts';
 import type { Executor } from '../../src/ports/executor.ts';
 import type { ExecutionSettings } from '../../src/execution/service.ts';
 import { loadConfig } from '../../src/config.ts';
+import type { ModelPrices } from '../../src/domain/usage/prices.ts';
 import { type Runtime, openRuntime } from '../../src/runtime.ts';
 import type { TestDatabase, TestDb } from './databases.ts';
 
@@ -33,13 +34,17 @@ export async function startTestServer(
     allowedHosts?: readonly string[];
     allowedOrigins?: readonly string[];
     listenHost?: string;
+    /** NOMOS_MODEL_PRICES and NOMOS_CONTEXT_TOKENS. */
+    modelPrices?: ModelPrices;
+    contextTokens?: number;
   } = {},
 ): Promise<TestServer> {
   const testDb: TestDb = await database.open();
   const defaults = loadConfig({});
   // The classifier's time bound is under test in test/adapters (a pool of its own); here a loaded test machine's
   // slow first thread must not turn a verdict a test expects into too-slow.
-  const config = { ...defaults, execution: { ...defaults.execution, ...options.execution }, llm: options.llm ?? null, classifyTimeoutMs: 30_000 };
+  const config = { ...defaults, execution: { ...defaults.execution, ...options.execution }, llm: options.llm ?? null, classifyTimeoutMs: 30_000,
+    modelPrices: options.modelPrices ?? {}, contextTokens: options.contextTokens ?? null };
   const runtime = await openRuntime(config, { db: testDb.db, ...(options.executor && { executor: options.executor }) });
   if (options.projectors !== false) runtime.startProjectors();
   runtime.startReactor({ pollMs: 200 });

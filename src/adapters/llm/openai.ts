@@ -1,7 +1,8 @@
 // The LLM port over any OpenAI-compatible chat-completions server, through the openai SDK. The stream is
-// accumulated here rather than with the SDK's helpers so that what the agent sees is exactly what arrived.
+// accumulated here rather than with the SDK's helpers so that what the agent sees is exactly what arrived, and
+// every failure leaves as an LlmProviderError whose kind, status and provider code let the agent decide on a retry.
 
-import OpenAI, { APIError } from 'openai';
+import OpenAI, { APIConnectionError, APIError } from 'openai';
 import type {
   ChatCompletionChunk,
   ChatCompletionFunctionTool,
@@ -13,8 +14,10 @@ import {
   type LlmMessage,
   LlmProviderError,
   type LlmRequest,
+  type LlmTiming,
   type LlmToolCall,
   type LlmToolDef,
+  type LlmUsage,
 } from '../../ports/llm.ts';
 
 export interface OpenAiLlmOptions {
@@ -26,10 +29,12 @@ export interface OpenAiLlmOptions {
 }
 
 const DEFAULT_TIMEOUT_MS = 120_000;
+const OPENAI_BASE_URL = 'https://api.openai.com/v1';
 
 export class OpenAiLlm implements LlmClient {
+  readonly model: string;
+  readonly host: string;
   private readonly client: OpenAI;
-  private readonly model: string;
   private readonly timeoutMs: number;
 
   constructor(options: OpenAiLlmOptions) {
@@ -37,20 +42,27 @@ export class OpenAiLlm implements LlmClient {
     // OpenAI's own, never OPENAI_BASE_URL: configuration arrives through the options only.
     this.client = new OpenAI({ apiKey: options.apiKey, baseURL: options.baseURL ?? null, maxRetries: 0 });
     this.model = options.model;
+    this.host = new URL(options.baseURL ?? OPENAI_BASE_URL).host;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   }
 
   async complete(request: LlmRequest, onToken: (text: string) => void): Promise<LlmCompletion> {
+    const started = performance.now();
+    let firstTokenMs: number | null = null;
+    const timing = (): LlmTiming => ({ durationMs: Math.round(performance.now() - started), firstTokenMs });
+
     const deadline = AbortSignal.timeout(this.timeoutMs);
     const signal = request.signal ? AbortSignal.any([request.signal, deadline]) : deadline;
     // The SDK ends a stream quietly when its signal fires mid-body, so an abort is checked after the loop too.
     const stopped = (): Error | null => {
       if (request.signal?.aborted) return abortReason(request.signal);
-      if (deadline.aborted) return new LlmProviderError(`LLM completion timed out after ${this.timeoutMs} ms`, null);
+      if (deadline.aborted) {
+        return new LlmProviderError(`LLM completion timed out after ${this.timeoutMs} ms`, null, { kind: 'timeout', timing: timing() });
+      }
       return null;
     };
 
-    const accumulator = new CompletionAccumulator();
+    const accumulator = new CompletionAccumulator(this.model);
     // A failing onToken is the caller's bug, not the provider's: it must not come back as a retryable error.
     let inCallback = false;
     try {
@@ -60,11 +72,13 @@ export class OpenAiLlm implements LlmClient {
           messages: request.messages.map(toMessageParam),
           ...(request.tools.length > 0 && { tools: request.tools.map(toToolParam) }),
           stream: true,
+          stream_options: { include_usage: true },
         },
         { signal },
       );
       for await (const chunk of stream) {
-        const text = accumulator.add(chunk);
+        const { text, carried } = accumulator.add(chunk);
+        if (carried && firstTokenMs === null) firstTokenMs = Math.round(performance.now() - started);
         if (text === '') continue;
         inCallback = true;
         onToken(text);
@@ -72,11 +86,11 @@ export class OpenAiLlm implements LlmClient {
       }
     } catch (error) {
       if (inCallback) throw error;
-      throw stopped() ?? toProviderError(error);
+      throw stopped() ?? toProviderError(error, timing());
     }
     const stop = stopped();
     if (stop) throw stop;
-    return accumulator.finish();
+    return accumulator.finish(timing());
   }
 }
 
@@ -112,16 +126,25 @@ function toToolParam(tool: LlmToolDef): ChatCompletionFunctionTool {
 
 /** Folds the chunks of choice 0 into one message; tool calls arrive by index, id and name first, arguments in pieces. */
 class CompletionAccumulator {
+  private chunks = 0;
   private content = '';
   private refusal: string | null = null;
   private finishReason: string | null = null;
+  private usage: LlmUsage | null = null;
   private readonly toolCalls = new Map<number, { id: string; name: string; arguments: string }>();
 
-  /** Returns the content delta the chunk carried ('' when none). */
-  add(chunk: ChatCompletionChunk): string {
-    // Providers may send chunks without choices (usage, keep-alives) or, with n > 1, other choices: neither is ours.
+  /** `model` stands until a chunk names the model that answered. */
+  constructor(private model: string) {}
+
+  /** Returns the content delta the chunk carried ('' when none), and whether it carried any of the message at all. */
+  add(chunk: ChatCompletionChunk): { text: string; carried: boolean } {
+    this.chunks++;
+    if (chunk.model) this.model = chunk.model;
+    // OpenAI sends usage on a last chunk without choices; some servers put it on the last choice chunk instead.
+    if (chunk.usage) this.usage = toUsage(chunk.usage);
+    // Chunks without choices (usage, keep-alives) or, with n > 1, of other choices carry nothing of ours.
     const choice = chunk.choices.find((c) => c.index === 0);
-    if (choice === undefined) return '';
+    if (choice === undefined) return { text: '', carried: false };
     const { delta } = choice;
     if (choice.finish_reason) this.finishReason = choice.finish_reason;
     if (delta.refusal) this.refusal = (this.refusal ?? '') + delta.refusal;
@@ -134,21 +157,34 @@ class CompletionAccumulator {
     }
     const text = delta.content ?? '';
     this.content += text;
-    return text;
+    return { text, carried: text !== '' || Boolean(delta.refusal) || (delta.tool_calls?.length ?? 0) > 0 };
   }
 
-  finish(): LlmCompletion {
+  finish(timing: LlmTiming): LlmCompletion {
+    if (this.finishReason === null) {
+      throw new LlmProviderError(`the provider's stream ended without a finish reason after ${this.chunks} chunks`, null, { kind: 'stream_cut', timing });
+    }
     const toolCalls: LlmToolCall[] = [...this.toolCalls.entries()]
       .sort(([a], [b]) => a - b)
       .map(([index, call]) => {
         // A call the agent cannot answer (no id) or dispatch (no name) is a broken reply, not a tool call.
         if (call.id === '' || call.name === '') {
-          throw new LlmProviderError(`tool call ${index} arrived without ${call.id === '' ? 'an id' : 'a name'}`, null);
+          throw new LlmProviderError(`tool call ${index} arrived without ${call.id === '' ? 'an id' : 'a name'}`, null, { kind: 'malformed', timing });
         }
         return call;
       });
-    return { content: this.content, toolCalls, finishReason: this.finishReason, refusal: this.refusal };
+    return { content: this.content, toolCalls, finishReason: this.finishReason, refusal: this.refusal, model: this.model, usage: this.usage, timing };
   }
+}
+
+function toUsage(usage: NonNullable<ChatCompletionChunk['usage']>): LlmUsage {
+  // Servers that imitate the API leave fields out or null: a missing figure is unknown, not zero.
+  const count = (value: unknown): number | null => (typeof value === 'number' ? value : null);
+  return {
+    inputTokens: count(usage.prompt_tokens),
+    outputTokens: count(usage.completion_tokens),
+    cachedInputTokens: count(usage.prompt_tokens_details?.cached_tokens),
+  };
 }
 
 function abortReason(signal: AbortSignal): Error {
@@ -156,9 +192,31 @@ function abortReason(signal: AbortSignal): Error {
   return reason instanceof Error ? reason : new DOMException('The operation was aborted.', 'AbortError');
 }
 
-function toProviderError(error: unknown): LlmProviderError {
+function toProviderError(error: unknown, timing: LlmTiming): LlmProviderError {
   if (error instanceof LlmProviderError) return error;
-  // instanceof leaves APIError's type parameters as any: check the status rather than trust it.
-  if (error instanceof APIError) return new LlmProviderError(error.message, typeof error.status === 'number' ? error.status : null);
-  return new LlmProviderError(error instanceof Error ? error.message : String(error), null);
+  // APIConnectionError is an APIError without a status: no answer came.
+  if (error instanceof APIConnectionError) return new LlmProviderError(error.message, null, { kind: 'network', timing });
+  if (error instanceof APIError) {
+    // An error status, or an error object the server sent inside the stream (no status then). instanceof leaves
+    // APIError's type parameters as any: check what the fields hold rather than trust them.
+    const status = typeof error.status === 'number' ? error.status : null;
+    const providerCode = [error.code, error.type].find((value): value is string => typeof value === 'string') ?? null;
+    const headers: unknown = error.headers;
+    const retryAfterMs = headers instanceof Headers ? retryAfter(headers) : null;
+    return new LlmProviderError(error.message, status, { kind: 'http', providerCode, retryAfterMs, timing });
+  }
+  // The SDK rethrows JSON.parse's SyntaxError for a chunk that is not JSON; anything else broke the connection.
+  if (error instanceof SyntaxError) return new LlmProviderError(`the provider sent a chunk that is not JSON: ${error.message}`, null, { kind: 'malformed', timing });
+  return new LlmProviderError(error instanceof Error ? error.message : String(error), null, { kind: 'network', timing });
+}
+
+/** The wait the provider asked for: retry-after-ms, else Retry-After in seconds or as an HTTP date; null when absent or unreadable. */
+function retryAfter(headers: Headers): number | null {
+  const ms = headers.get('retry-after-ms');
+  if (ms !== null && /^\s*\d+(\.\d+)?\s*$/.test(ms)) return Math.round(Number(ms));
+  const value = headers.get('retry-after');
+  if (value === null) return null;
+  if (/^\s*\d+(\.\d+)?\s*$/.test(value)) return Math.round(Number(value) * 1000);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? null : Math.max(0, date - Date.now());
 }

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { CommandText, pathTextProblem } from '../command-text.ts';
 import type { Actor } from '../messages.ts';
-import { Outcome, type RefusalReason, type TurnFailureReason, type Verdict } from './events.ts';
+import { type ModelCall, Outcome, type RefusalReason, type TurnFailureReason, type Verdict } from './events.ts';
 
 const text = z.string().min(1).max(100_000);
 
@@ -123,4 +123,5 @@ export type SessionTurnCommand =
   | { type: 'start_turn'; turn_id: string; trigger: 'user_message' | 'continue' | 'execution_finished' }
   | { type: 'cancel_turn' }
   | { type: 'fail_turn'; turn_id: string; reason: TurnFailureReason; detail: string }
-  | { type: 'end_turn'; turn_id: string; status: 'completed' | 'failed' | 'cancelled'; model_calls: number; seen_version?: number };
+  | { type: 'end_turn'; turn_id: string; status: 'completed' | 'failed' | 'cancelled'; model_calls: number; seen_version?: number }
+  | { type: 'record_model_call'; call: ModelCall };

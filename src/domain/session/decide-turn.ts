@@ -27,6 +27,9 @@ export function decideTurn(command: SessionTurnCommand, state: SessionState): Se
           data: { turn_id: command.turn_id, status: command.status, model_calls: command.model_calls, ...(command.seen_version !== undefined && { seen_version: command.seen_version }) },
         },
       ];
+    case 'record_model_call':
+      requireOpen(state, command.call.turn_id);
+      return [{ type: 'ModelCallRecorded', data: command.call }];
     default: {
       const unhandled: never = command;
       throw new Error(`decideTurn: unhandled command ${JSON.stringify(unhandled)}`);

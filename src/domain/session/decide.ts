@@ -55,6 +55,7 @@ export function decide(command: SessionCommandInput, state: SessionState, meta: 
     case 'cancel_turn':
     case 'fail_turn':
     case 'end_turn':
+    case 'record_model_call':
       return decideTurn(command, state);
     case 'delete_session':
       return decideDelete(command, state);

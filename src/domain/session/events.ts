@@ -10,7 +10,11 @@ export type Outcome = z.infer<typeof Outcome>;
 export const StepStatus = z.enum(['pending', 'running', 'done', 'skipped', 'failed', 'replaced']);
 export type StepStatus = z.infer<typeof StepStatus>;
 
-export const TurnFailureReason = z.enum(['model_empty_response', 'model_refusal', 'provider_error', 'iteration_limit', 'cancelled']);
+/**
+ * output_limit: the answer was cut at the provider's output limit (finish_reason length); context_exceeded: even
+ * fitted, the prompt did not fit the model's window.
+ */
+export const TurnFailureReason = z.enum(['model_empty_response', 'model_refusal', 'provider_error', 'iteration_limit', 'cancelled', 'output_limit', 'context_exceeded']);
 export type TurnFailureReason = z.infer<typeof TurnFailureReason>;
 
 /** Largest tool result kept in an event; larger ones are cut and their original size recorded. */
@@ -28,6 +32,42 @@ export type Verdict = z.infer<typeof Verdict>;
 /** lost: approved, but the server that was to start it stopped first, and the approval's window had passed when another server found it. */
 export const RefusalReason = z.enum(['retry_cap', 'already_running', 'host_key_mismatch', 'binding_mismatch', 'unreachable', 'lost', 'session_deleted']);
 export type RefusalReason = z.infer<typeof RefusalReason>;
+
+const count = z.number().int().nonnegative();
+
+/** How the context of a model call was fitted to its budget (src/agent/context-fit.ts). */
+export const ContextFitRecord = z.object({
+  budget_tokens: count,
+  estimated_tokens: count,
+  messages: count,
+  /** Tool results replaced by a stub that names get_tool_result. */
+  elided_results: count,
+  /** Turns folded into the digest of what happened before. */
+  folded_turns: count,
+});
+
+/** A failed call: how (src/ports/llm.ts LlmFailureKind), the provider's status and code, and its words. */
+export const ModelCallError = z.object({ kind: z.string(), status: z.number().int().nullable(), code: z.string().nullable(), message: z.string() });
+
+export const ModelCall = z.object({
+  call_id: id,
+  turn_id: id,
+  /** 1 for a call's first try; a retry of the same context (rate limit, cut stream, a tighter budget) counts on. */
+  attempt: z.number().int().positive(),
+  model: z.string(),
+  /** The host of the provider's base URL: never the key. */
+  provider_host: z.string(),
+  input_tokens: count.nullable(),
+  output_tokens: count.nullable(),
+  cached_input_tokens: count.nullable(),
+  estimated_input_tokens: count,
+  duration_ms: count,
+  first_token_ms: count.nullable(),
+  finish_reason: z.string().nullable(),
+  context: ContextFitRecord,
+  error: ModelCallError.nullable(),
+});
+export type ModelCall = z.infer<typeof ModelCall>;
 
 const Tails = { stdout_tail: z.string(), stderr_tail: z.string(), duration_ms: z.number().int().nonnegative() };
 
@@ -123,6 +163,11 @@ export const sessionEventSchemas = {
    * it was recorded): an execution's end after it was not seen by the agent, which then carries on.
    */
   TurnEnded: z.object({ turn_id: id, status: z.enum(['completed', 'failed', 'cancelled']), model_calls: z.number().int().nonnegative(), seen_version: z.number().int().min(-1).optional() }),
+  /**
+   * One call to the model within a turn, failed calls too: what it cost as the provider reported it (null where
+   * it did not), the local estimate of the prompt, how long it took, and how the context was fitted to the budget.
+   */
+  ModelCallRecorded: ModelCall,
   /** A turn ended without a usable answer. */
   TurnFailed: z.object({ reason: TurnFailureReason, detail: z.string() }),
   /** Tombstone: read models drop the session; its events stay. */

@@ -250,6 +250,8 @@ export function evolve(state: SessionState, event: SessionEvent): SessionState {
     case 'TurnFailed':
       // The turn's assistant message stays current: a retry within the same turn continues it.
       return state;
+    case 'ModelCallRecorded':
+      return state;
     case 'SessionDeleted':
       return { ...state, status: 'deleted' };
     default: {

@@ -139,7 +139,7 @@ curl -s $N/projections | jq -c '.projections[] | {name, version, state, position
 curl -s $N/projections | jq '.projections[] | select(.state == "rebuilding") | {name, rebuild}'   # a rebuild's progress
 check 'the projections' "$(curl -s $N/projections)" '[.projections[].state] | unique == ["live"]'
 curl -s $N/metrics | grep '^nomos_executions'   # Prometheus text: events, refusals, executions, approvals, projection lag
-check 'the metrics' "$(curl -s $N/metrics | grep -c '^nomos_projection_lag')" '. == 6'
+check 'the metrics' "$(curl -s $N/metrics | grep -c '^nomos_projection_lag')" '. == 7'
 curl -s $N/metrics | grep -E '^nomos_(event_loop_delay|gc_pause)'   # this server's pauses: how late its event loop ran since the last scrape, time in garbage collection
 check 'the pauses' "$(curl -s $N/metrics | grep -cE '^nomos_(event_loop_delay_(p50|p99|max)_seconds|gc_pause_seconds_total)')" '. >= 4'
 curl -s $N/metrics | grep '^nomos_projector_'   # live batches committed in one round trip, and tries that went two (PostgreSQL; expected to rise with several servers appending)

@@ -38,6 +38,7 @@ import { plansProjection } from './projections/plans.ts';
 import { sessionsProjection } from './projections/sessions.ts';
 import { transcriptProjection } from './projections/transcript.ts';
 import { shipped } from './paths.ts';
+import { contextWindow } from './agent/window.ts';
 import type { ModelPrices } from './domain/usage/prices.ts';
 
 /** The agent's persona and working rules, shipped with the code. */
@@ -73,6 +74,8 @@ export interface Runtime {
   /** Null when no model provider is configured: POST /chat then answers 503. */
   readonly agent: Agent | null;
   readonly description: { eventStore: string; readModels: string };
+  /** Commands can reach hosts: an SSH key is configured (NOMOS_SSH_KEY), or a test gave an executor. */
+  readonly executorConfigured: boolean;
   /** NOMOS_MODEL_PRICES: what the usage reads price tokens with (empty: no costs shown). */
   readonly modelPrices: ModelPrices;
   /** Runs each projector for which this process holds the lease (one server per projection at a time). */
@@ -149,6 +152,7 @@ export async function openRuntime(
           publishToken: (sessionId, text) => bus.publish(sessionId, text),
           tokensDelivered: () => bus.delivered(),
           log: (message, error) => console.error(`nomos agent: ${message}:`, error),
+          window: contextWindow(llm.model, config.contextTokens),
         },
       )
     : null;
@@ -169,6 +173,7 @@ export async function openRuntime(
     tools,
     agent,
     modelPrices: config.modelPrices,
+    executorConfigured: executor !== null,
     description: {
       eventStore: config.eventStoreUrl ? 'eventstoredb' : db.kind,
       readModels: db.kind === 'pglite' ? `pglite (${config.dataDir})` : 'postgres',

@@ -1,7 +1,8 @@
-// The agent: runs a turn of a session against the model — rebuild the context from the session's events,
-// stream a completion, run the tools it asks for (each recorded as tool-call events, with the result it was
-// shown), and end the turn with its final text. Bounded: 15 model calls a turn, empty or refusal-looking
-// answers retried up to 3 times, a provider error retried once; a cancel stops it between tool calls.
+// The agent: runs a turn of a session against the model — rebuild the context from the session's events, fitted
+// to the model's window (src/agent/context-fit.ts), stream a completion, record what the call cost, run the tools
+// it asks for (each recorded as tool-call events, with the result it was shown), and end the turn with its final
+// text. Bounded: 15 model calls a turn, empty or refusal-looking answers retried up to 3 times, providers'
+// failures retried by kind (src/agent/provider-retry.ts); a cancel stops it between tool calls.
 // A turn runs only while this server holds the session's turn lease (src/agent/turn-lease.ts): one loop per
 // session across every server sharing the database.
 import { RuleViolation } from '../domain/messages.ts';
@@ -9,15 +10,17 @@ import { parseSessionEvent, type SessionEvent, type TurnFailureReason } from '..
 import { sessionStream } from '../domain/session/stream.ts';
 import type { CommandContext, CommandDeps } from '../commands/context.ts';
 import { runSessionCommand } from '../commands/session.ts';
-import { buildModelMessages } from './context.ts';
-import { type LlmClient, type LlmCompletion, LlmProviderError } from '../ports/llm.ts';
+import { type ContextFit, fitModelMessages } from './context-fit.ts';
+import { type LlmClient, type LlmCompletion, LlmProviderError, type LlmToolDef } from '../ports/llm.ts';
+import { type ProviderFailure, nextTry } from './provider-retry.ts';
+import { countPromptTokens, countTextTokens } from './tokens.ts';
+import { type ContextWindow, tightenedBudget } from './window.ts';
 import { unusableAnswer } from './refusal.ts';
 import { type ToolServices, callTool, recordToolCall, toolDefinitions } from './tools.ts';
 import { type HeldTurn, type TurnLeases, TurnRunning } from './turn-lease.ts';
 
 export const MAX_MODEL_CALLS = 15;
 export const MAX_UNUSABLE_RETRIES = 3;
-const PROVIDER_RETRY_BACKOFF_MS = 500;
 
 export interface AgentOptions {
   readonly systemPrompt: string;
@@ -27,6 +30,35 @@ export interface AgentOptions {
   /** Resolves once the deltas published so far have reached every server's clients (TurnBus.delivered). */
   readonly tokensDelivered: () => Promise<void>;
   readonly log: (message: string, error?: unknown) => void;
+  /** The model's window and the budget prompts are fitted to. */
+  readonly window: ContextWindow;
+  /** Waits between tries of a failed call (tests shorten it); the provider's Retry-After is honoured within it. */
+  readonly sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+}
+
+/** Where the agent says a provider failed: the server's log at warn level (a retry) or error (the turn fails). */
+export interface AgentLogger {
+  warn(fields: Record<string, unknown>, message: string): void;
+  error(fields: Record<string, unknown>, message: string): void;
+}
+
+/** What GET /agent reports: the model, its window and what the fixed part of every prompt costs. */
+export interface AgentDescription {
+  readonly model: string;
+  readonly providerHost: string;
+  readonly window: ContextWindow;
+  readonly systemPromptTokens: number;
+  readonly toolsTokens: number;
+}
+
+/** A turn ends failed with this reason: its detail says why in the provider's words where it has them. */
+class TurnFailure extends Error {
+  constructor(
+    readonly reason: TurnFailureReason,
+    readonly detail: string,
+  ) {
+    super(detail);
+  }
 }
 
 type Trigger = 'user_message' | 'continue' | 'execution_finished';
@@ -42,6 +74,10 @@ interface LocalTurn {
 export class Agent {
   /** The turns this process runs (their leases say so to every server). */
   private readonly running = new Map<string, LocalTurn>();
+  private logger: AgentLogger = {
+    warn: (fields, message) => console.error(`nomos agent: ${message}`, fields),
+    error: (fields, message) => console.error(`nomos agent: ${message}`, fields),
+  };
 
   constructor(
     private readonly deps: CommandDeps,
@@ -94,6 +130,22 @@ export class Agent {
     return { position: handled.position };
   }
 
+  /** The server's log, once it has one: provider failures are told there. */
+  logTo(logger: AgentLogger): void {
+    this.logger = logger;
+  }
+
+  async describe(): Promise<AgentDescription> {
+    const system = `${this.options.systemPrompt}\n\n${await this.options.fleetSnapshot()}`;
+    return {
+      model: this.llm.model,
+      providerHost: this.llm.host,
+      window: this.options.window,
+      systemPromptTokens: countPromptTokens([{ role: 'system', content: system }], []),
+      toolsTokens: countTextTokens(JSON.stringify(toolDefinitions())),
+    };
+  }
+
   /** Resolves once this process's turn of the session (if any) has ended. */
   async idle(sessionId: string): Promise<void> {
     await this.running.get(sessionId)?.done;
@@ -129,29 +181,37 @@ export class Agent {
       return end('cancelled', { reason: 'cancelled', detail: 'the turn was cancelled' });
     };
 
+    /** Tightened for the rest of the turn when the provider says a prompt did not fit. */
+    const budget = { tokens: this.options.window.budgetTokens };
     while (calls < MAX_MODEL_CALLS) {
       const events = await this.events(sessionId);
       if (cancelRequested(events, turnId)) return end('cancelled', { reason: 'cancelled', detail: 'the turn was cancelled' });
       if (signal.aborted) return stopped();
       seenVersion = events.length - 1;
-      const messages = buildModelMessages(system, events);
       let completion: LlmCompletion | null = null;
       let unusable: ReturnType<typeof unusableAnswer> = null;
       for (let attempt = 0; attempt <= MAX_UNUSABLE_RETRIES; attempt++) {
         calls++;
         try {
-          completion = await this.completeWithRetry(sessionId, messages, tools, signal);
+          completion = await this.completeRecorded({ sessionId, turnId, system, events, tools, budget, signal, ctx: agentCtx });
         } catch (error) {
           if (signal.aborted) return stopped();
+          if (error instanceof TurnFailure) return end('failed', { reason: error.reason, detail: error.detail });
           const detail = error instanceof Error ? error.message : String(error);
           return end('failed', { reason: 'provider_error', detail });
         }
-        unusable = completion.toolCalls.length > 0 ? null : unusableAnswer(completion.content, completion.refusal);
+        unusable = completion.toolCalls.length > 0 || completion.finishReason === 'length' ? null : unusableAnswer(completion.content, completion.refusal);
         if (unusable === null || calls >= MAX_MODEL_CALLS) break;
       }
       if (completion === null) return end('failed', { reason: 'provider_error', detail: 'no completion' });
       if (unusable !== null) return end('failed', { reason: unusable, detail: `the model gave no usable answer after ${MAX_UNUSABLE_RETRIES} retries` });
 
+      // Cut at the provider's output limit: its tool calls may be cut too, so none is run; what it wrote is kept.
+      if (completion.finishReason === 'length') {
+        if (completion.content.trim() !== '') await runSessionCommand(this.deps, sessionId, { type: 'record_assistant_message', text: completion.content }, agentCtx);
+        const cut = completion.toolCalls.length > 0 ? ` (${completion.toolCalls.length} tool call(s) in it were not run)` : '';
+        return end('failed', { reason: 'output_limit', detail: `the model's answer was cut at its output limit (finish_reason length)${cut}; ask it to go on, or raise the model's output limit` });
+      }
       if (completion.toolCalls.length === 0) {
         await runSessionCommand(this.deps, sessionId, { type: 'record_assistant_message', text: completion.content }, agentCtx);
         return end('completed');
@@ -173,17 +233,84 @@ export class Agent {
     });
   }
 
-  private async completeWithRetry(sessionId: string, messages: ReturnType<typeof buildModelMessages>, tools: ReturnType<typeof toolDefinitions>, signal: AbortSignal): Promise<LlmCompletion> {
+  /**
+   * One model call, fitted to the budget, tried again as its failure allows (provider-retry.ts), every try
+   * recorded as a ModelCallRecorded event. A prompt the budget says will not fit is never sent: the turn fails.
+   */
+  private async completeRecorded(call: {
+    sessionId: string;
+    turnId: string;
+    system: string;
+    events: readonly SessionEvent[];
+    tools: readonly LlmToolDef[];
+    budget: { tokens: number };
+    signal: AbortSignal;
+    ctx: CommandContext;
+  }): Promise<LlmCompletion> {
+    const { sessionId, signal } = call;
     const onToken = (text: string) => this.options.publishToken(sessionId, text);
+    const failures: ProviderFailure[] = [];
+    for (let attempt = 1; ; attempt++) {
+      const fit = fitModelMessages(call.system, call.events, { tokens: call.budget.tokens, tools: call.tools });
+      if (!fit.fits) {
+        throw new TurnFailure('context_exceeded', `the context does not fit: the latest turn alone needs about ${fit.estimatedTokens} tokens, the budget is ${fit.budgetTokens} (window ${this.options.window.windowTokens}, NOMOS_CONTEXT_TOKENS)`);
+      }
+      try {
+        const completion = await this.llm.complete({ messages: fit.messages, tools: call.tools, signal }, onToken);
+        await this.recordCall(call, attempt, fit, completion, null);
+        return completion;
+      } catch (error) {
+        if (!(error instanceof LlmProviderError) || signal.aborted) throw error;
+        await this.recordCall(call, attempt, fit, null, error);
+        failures.push({ kind: error.kind, status: error.status, contextExceeded: error.contextExceeded, retryAfterMs: error.retryAfterMs });
+        const next = nextTry(failures);
+        const fields = { session_id: sessionId, provider: this.llm.host, model: this.llm.model, status: error.status, code: error.providerCode, attempt };
+        if (next === null) {
+          this.logger.error(fields, `model provider ${this.llm.host} failed; the turn fails: ${error.message}`);
+          throw new TurnFailure(error.contextExceeded ? 'context_exceeded' : 'provider_error', `${error.message}${attempt > 1 ? ` (after ${attempt} tries)` : ''}`);
+        }
+        this.logger.warn({ ...fields, retry_in_ms: next.waitMs }, `model provider ${this.llm.host} failed; trying again: ${error.message}`);
+        if (error.contextExceeded) call.budget.tokens = tightenedBudget(call.budget.tokens, fit.estimatedTokens, error.message, this.options.window.reserveTokens);
+        await (this.options.sleep ?? sleep)(next.waitMs, signal);
+        if (signal.aborted) throw error;
+      } finally {
+        // What is recorded next (the text, the turn's end) must not overtake the deltas on their way to other servers.
+        await this.options.tokensDelivered();
+      }
+    }
+  }
+
+  /** The call's record; a turn its server no longer holds (ended elsewhere) records nothing more. */
+  private async recordCall(
+    call: { sessionId: string; turnId: string; ctx: CommandContext },
+    attempt: number,
+    fit: ContextFit,
+    completion: LlmCompletion | null,
+    error: LlmProviderError | null,
+  ): Promise<void> {
+    const timing = completion?.timing ?? error?.details.timing ?? { durationMs: 0, firstTokenMs: null };
+    const usage = completion?.usage ?? null;
+    const record = {
+      call_id: this.deps.newId(),
+      turn_id: call.turnId,
+      attempt,
+      model: completion?.model ?? this.llm.model,
+      provider_host: this.llm.host,
+      input_tokens: usage?.inputTokens ?? null,
+      output_tokens: usage?.outputTokens ?? null,
+      cached_input_tokens: usage?.cachedInputTokens ?? null,
+      estimated_input_tokens: fit.estimatedTokens,
+      duration_ms: Math.max(0, Math.round(timing.durationMs)),
+      first_token_ms: timing.firstTokenMs === null ? null : Math.max(0, Math.round(timing.firstTokenMs)),
+      finish_reason: completion?.finishReason ?? null,
+      context: { budget_tokens: fit.budgetTokens, estimated_tokens: fit.estimatedTokens, messages: fit.messages.length, elided_results: fit.elidedResults, folded_turns: fit.foldedTurns },
+      error: error === null ? null : { kind: error.kind, status: error.status, code: error.providerCode, message: error.message.slice(0, 2_000) },
+    };
     try {
-      return await this.llm.complete({ messages, tools, signal }, onToken);
-    } catch (error) {
-      if (!(error instanceof LlmProviderError) || signal.aborted) throw error;
-      await new Promise((resolve) => setTimeout(resolve, PROVIDER_RETRY_BACKOFF_MS));
-      return await this.llm.complete({ messages, tools, signal }, onToken);
-    } finally {
-      // What is recorded next (the text, the turn's end) must not overtake the deltas on their way to other servers.
-      await this.options.tokensDelivered();
+      await runSessionCommand(this.deps, call.sessionId, { type: 'record_model_call', call: record }, call.ctx);
+    } catch (e) {
+      if (!(e instanceof RuleViolation)) throw e;
+      this.options.log(`recording a model call of session ${call.sessionId}`, e);
     }
   }
 
@@ -231,4 +358,16 @@ function argumentsOf(raw: string): Record<string, unknown> {
 
 function cancelRequested(events: readonly SessionEvent[], turnId: string): boolean {
   return events.some((e) => e.type === 'TurnCancelRequested' && e.data.turn_id === turnId);
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+  });
 }

@@ -16,6 +16,7 @@ import type { CommandContext, CommandDeps } from '../commands/context.ts';
 import type { ExecutionService } from '../execution/service.ts';
 import { executeSessionCommand, runSessionCommand } from '../commands/session.ts';
 import type { LlmToolDef } from '../ports/llm.ts';
+import { recallToolCall } from './context-recall.ts';
 import type { WebReader } from '../ports/web.ts';
 
 export interface ToolServices {
@@ -152,6 +153,13 @@ export const TOOLS: readonly Tool[] = [
     schema: z.strictObject({ execution_id: z.string().min(1).max(200) }),
     annotations: READS,
     handle: async (a, _call, s) => (await s.executions.status(a.execution_id)) ?? { error: `no execution ${a.execution_id}` },
+  }),
+  tool({
+    name: 'get_tool_result',
+    description: 'An earlier tool call of this session as recorded: its arguments and result (read an elided result again).',
+    schema: z.strictObject({ tool_call_id: z.string().min(1).max(200) }),
+    annotations: READS,
+    handle: (a, call, s) => recallToolCall(s.deps.store, sessionOf(call), a.tool_call_id),
   }),
   tool({
     name: 'inspect_path',

@@ -26,6 +26,7 @@ import { sessionsApi } from './sessions.ts';
 import { DEFAULT_MAX_STREAMS, capStreams } from './sse.ts';
 import { streamApi } from './stream.ts';
 import { usageApi } from './usage.ts';
+import { agentApi } from './agent.ts';
 
 export interface AppOptions {
   readonly runtime: Runtime;
@@ -84,6 +85,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(entitiesApi);
   await app.register(executionsApi);
   await app.register(usageApi);
+  await app.register(agentApi);
   await app.register(chatApi);
   await app.register(knowledgeApi);
   await app.register(streamApi(options.runtime.bus));

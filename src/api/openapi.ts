@@ -16,6 +16,7 @@ const TAGS = [
   { name: 'executions', description: 'Running commands on the fleet: the classifier, executions and their output, the approvals queue and assent windows.' },
   { name: 'fleet', description: 'The inventory of hosts, containers and VMs, their attributes and their relationships.' },
   { name: 'knowledge', description: 'Runbooks, investigations and notes: written back, searched, listed per entity.' },
+  { name: 'agent', description: "The built-in agent's model and context budget, and what its model calls cost: per call, per session and in totals." },
   { name: 'chat', description: 'Talking to the built-in agent: a message and its turn as Server-Sent Events, following a session, cancel and continue.' },
   { name: 'operations', description: 'Health, who the caller is, the read models’ progress, the change feed and metrics.' },
 ];

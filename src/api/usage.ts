@@ -11,7 +11,7 @@ import { CALLER, LAG, notFound } from './responses.ts';
 import { SinceQuery } from './since.ts';
 import { AsOf, Time } from './views.ts';
 
-const TAGS = ['usage'];
+const TAGS = ['agent'];
 const Tokens = z.number().int().nonnegative().nullable();
 const Cost = { cost: z.number().nullable().optional().describe('priced by NOMOS_MODEL_PRICES; absent when no prices are configured, null when a model has none') };
 

@@ -2,7 +2,7 @@
 // load the runtime to list the projections.
 
 /** The projections' names (a test keeps them equal to the runtime's list). */
-export const PROJECTION_NAMES = ['sessions', 'transcript', 'plans', 'entities', 'executions', 'knowledge'] as const;
+export const PROJECTION_NAMES = ['sessions', 'transcript', 'plans', 'entities', 'executions', 'knowledge', 'model_calls'] as const;
 
 /** The exit status of `nomos classify` for each verdict, so that a script can branch on it without parsing JSON. */
 export const CLASSIFY_EXIT = { reversible_low: 0, config_mutation: 3, destructive: 4 } as const;

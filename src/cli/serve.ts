@@ -6,6 +6,8 @@ import { openDb } from '../adapters/db/open.ts';
 import type { Config } from '../config.ts';
 import { claimDataDir } from './data-dir-lock.ts';
 import { type CloseStep, closeInOrder, onStopSignals } from './shutdown.ts';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Runtime } from '../runtime.ts';
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
 
@@ -101,4 +103,20 @@ export async function serve(config: Config): Promise<void> {
   const auth = authOff ? 'auth: OFF (no API tokens configured; loopback only)' : `auth: on (${config.tokens.length} tokens)`;
   app.log.info(`nomos listening on ${address} — events: ${runtime.description.eventStore}, read models: ${runtime.description.readModels}; ${auth}`);
   app.log.info(`web console: ${address}/`);
+  await logAgentState(runtime, app.log);
+}
+
+/** Whether the agent is on, with which model, provider host (never the key) and budget, and whether it can reach hosts. */
+async function logAgentState(runtime: Runtime, log: FastifyBaseLogger): Promise<void> {
+  const ssh = runtime.executorConfigured ? 'SSH key: configured' : 'SSH key: none (NOMOS_SSH_KEY unset): commands cannot reach hosts';
+  if (runtime.agent === null) {
+    log.warn(`agent: off (set OPENAI_BASE_URL or OPENAI_API_KEY; POST /chat answers 503); ${ssh}`);
+    return;
+  }
+  runtime.agent.logTo({ warn: (fields, message) => log.warn(fields, message), error: (fields, message) => log.error(fields, message) });
+  const a = await runtime.agent.describe();
+  const window = `context window ${a.window.windowTokens} tokens (${a.window.source === 'configured' ? 'NOMOS_CONTEXT_TOKENS' : a.window.source === 'known' ? `known for ${a.model}` : 'default; set NOMOS_CONTEXT_TOKENS'})`;
+  log.info(
+    `agent: on — model ${a.model} at ${a.providerHost}; ${window}, prompt budget ${a.window.budgetTokens} (system prompt ${a.systemPromptTokens}, tools ${a.toolsTokens}); ${ssh}`,
+  );
 }

@@ -14,7 +14,7 @@ import { occurredAt, pgJson, sessionEventsIn } from './rows.ts';
 
 const MODEL_CALLS_VERSION = 1;
 
-async function applyBatch(tx: Transaction, events: readonly ProjectedEvent[]): Promise<void> {
+function applyBatch(tx: Transaction, events: readonly ProjectedEvent[]): Promise<void> {
   for (const { sessionId, event, stored } of sessionEventsIn(events)) {
     if (event.type === 'ModelCallRecorded') {
       const c = event.data;
@@ -29,6 +29,7 @@ async function applyBatch(tx: Transaction, events: readonly ProjectedEvent[]): P
       tx.send('UPDATE model_calls SET session_deleted = true WHERE session_id = $1', [sessionId]);
     }
   }
+  return Promise.resolve();
 }
 
 export const modelCallsProjection: Projection = {
@@ -100,4 +101,24 @@ export async function sessionUsageByModel(db: Queryable, sessionId: string): Pro
     [sessionId],
   );
   return rows;
+}
+
+export interface ProviderErrorView {
+  at: string;
+  session_id: string;
+  model: string;
+  provider_host: string;
+  status: number | null;
+  code: string | null;
+  message: string;
+}
+
+/** The newest failed model call, across every server sharing the database (what the System page shows). */
+export async function lastProviderError(db: Queryable): Promise<ProviderErrorView | null> {
+  const { rows } = await db.query<ProviderErrorView>(
+    `SELECT to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at, session_id, model, provider_host,
+       (error->>'status')::int AS status, error->>'code' AS code, error->>'message' AS message
+     FROM model_calls WHERE error IS NOT NULL ORDER BY position DESC LIMIT 1`,
+  );
+  return rows[0] ?? null;
 }

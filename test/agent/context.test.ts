@@ -71,6 +71,30 @@ describe('buildModelMessages', () => {
     expect(told).not.toContain('rm -rf');
   });
 
+  it('does not tell again at the next turn how a run ended when its own answer said so; it does when the answer was pending', () => {
+    const run = (n: number, answer: Record<string, unknown> | string, cut: number | null) => [
+      ev('ToolCallRequested', { tool_call_id: `c${n}`, message_id: 'a1', name: 'run', args: { target: 'lxc:a', command: `cmd${n}` } }),
+      ev('ExecutionRequested', { execution_id: `e${n}`, target: 'lxc:a', command: `cmd${n}`, verdict: { risk_class: 'reversible_low', reason: 'r', rule: 'x', inner_commands: [] }, rules_version: '1', command_hash: `h${n}`, binding: 'b', known_long: false }),
+      ev('ExecutionStarted', { execution_id: `e${n}` }),
+      ev('ExecutionSucceeded', { execution_id: `e${n}`, exit_code: 0, stdout_tail: `out${n}`, stderr_tail: '', duration_ms: 5 }),
+      ev('ToolCallCompleted', { tool_call_id: `c${n}`, result: answer, error: null, result_original_bytes: cut }),
+    ];
+    const messages = buildModelMessages('S', [
+      ev('UserMessagePosted', { message_id: 'u1', text: 'go' }),
+      ev('TurnStarted', { turn_id: 't1', trigger: 'user_message' }),
+      ...run(1, { execution_id: 'e1', status: 'succeeded', exit_code: 0, stdout: 'out1' }, null),
+      // Cut when recorded: the start of its JSON text still says how it ended.
+      ...run(2, '{"execution_id":"e2","target":"lxc:a","verdict":{"risk_class":"reversible_low"},"position":7,"status":"succeeded","exit_code":0,"stdout":"ou', 9000),
+      // The answer came before the end (the short wait raced it): the end is news.
+      ...run(3, { execution_id: 'e3', status: 'pending' }, null),
+      ev('TurnEnded', { turn_id: 't1', status: 'completed', model_calls: 4 }),
+      ev('UserMessagePosted', { message_id: 'u2', text: 'and?' }),
+      ev('TurnStarted', { turn_id: 't2', trigger: 'user_message' }),
+    ]);
+    const news = messages.filter((m) => m.role === 'user' && m.content.startsWith('[nomos]'));
+    expect(news).toEqual([{ role: 'user', content: '[nomos] Meanwhile:\n\nExecution e3 (cmd3 on lxc:a) succeeded.\nout3' }]);
+  });
+
   it('marks a cut result', () => {
     expect(shownResult('x'.repeat(10), null, 9000)).toMatch(/\[cut: the result was 9000 bytes/);
     expect(shownResult({ a: 1 }, null, null)).toBe('{"a":1}');

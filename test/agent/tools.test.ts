@@ -12,7 +12,7 @@ describe('tool definitions', () => {
       [
         'whoami', 'set_goal', 'propose_plan', 'update_plan_step', 'complete_task', 'run', 'classify_command', 'get_execution_status', 'inspect_path',
         'list_entities', 'get_entity', 'get_relations', 'update_entity_attributes', 'create_relationship', 'get_health_summary', 'search_knowledge',
-        'get_entity_knowledge', 'upsert_knowledge', 'list_recent_sessions', 'http_get',
+        'get_entity_knowledge', 'upsert_knowledge', 'list_recent_sessions', 'http_get', 'get_tool_result',
       ].sort(),
     );
   });

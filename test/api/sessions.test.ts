@@ -160,7 +160,7 @@ describe.each(databases)('sessions API on $name', (database) => {
       'id', 'title', 'goal', 'status', 'outcome', 'summary', 'blocker', 'blocker_evidence', 'pending_approvals', 'approvals_requested',
       'approvals_expired', 'message_count', 'user_message_count', 'assistant_message_count', 'tool_call_count', 'turn_count', 'top_tools',
       'entities', 'executions_count', 'failed_executions', 'targets', 'created_at', 'last_active_at', 'closed_at', 'duration_seconds',
-      'owner', 'deleted', 'deleted_at', 'deleted_by',
+      'owner', 'deleted', 'deleted_at', 'deleted_by', 'model_calls', 'input_tokens', 'output_tokens', 'cached_input_tokens',
     ]);
     expect(view).toMatchObject({ goal: 'check the backups', outcome: 'partial', tool_call_count: 1, top_tools: [{ name: 'run', count: 1 }], entities: ['host:strong'] });
     for (const at of [view.created_at, view.last_active_at, view.closed_at]) expect(new Date(at).toISOString()).toBe(at);
@@ -360,7 +360,7 @@ describe.each(databases)('sessions API on $name', (database) => {
     const health = await server.request('GET', '/healthz');
     expect(health.body.status).toBe('ok');
     const proj = await server.request('GET', '/projections');
-    expect(proj.body.projections.map((p: any) => p.name).sort()).toEqual(['entities', 'executions', 'knowledge', 'plans', 'sessions', 'transcript']);
+    expect(proj.body.projections.map((p: any) => p.name).sort()).toEqual(['entities', 'executions', 'knowledge', 'model_calls', 'plans', 'sessions', 'transcript']);
     for (const p of proj.body.projections) expect(p).toMatchObject({ version: expect.any(Number), position: expect.any(Number), lag: expect.any(Number) });
   });
 });

@@ -3,7 +3,7 @@
 // commands on the other.
 import { SshExecutor } from '../../src/adapters/ssh/executor.ts';
 import type { TestDatabase } from './databases.ts';
-import { type FakeOpenAi, startFakeOpenAi } from './fake-openai.ts';
+import { type FakeOpenAi, type FakeOpenAiOptions, startFakeOpenAi } from './fake-openai.ts';
 import { type TestServer, startTestServer } from './server.ts';
 import { type SshPeer, startSshPeer } from './ssh-peer.ts';
 
@@ -14,10 +14,14 @@ export interface AgentWorld {
   close(): Promise<void>;
 }
 
-/** Starts the three; `options` are the test server's, but for its executor and model, which are these. */
-export async function startAgentWorld(database: TestDatabase, options: Omit<NonNullable<Parameters<typeof startTestServer>[1]>, 'executor' | 'llm'> = {}): Promise<AgentWorld> {
+/** Starts the three; `options` are the test server's, but for its executor and model, which are these; `llmOptions` the scripted model's. */
+export async function startAgentWorld(
+  database: TestDatabase,
+  options: Omit<NonNullable<Parameters<typeof startTestServer>[1]>, 'executor' | 'llm'> = {},
+  llmOptions: FakeOpenAiOptions = {},
+): Promise<AgentWorld> {
   const peer = await startSshPeer();
-  const llm = await startFakeOpenAi().catch(async (error: unknown) => {
+  const llm = await startFakeOpenAi(llmOptions).catch(async (error: unknown) => {
     await peer.close();
     throw error;
   });

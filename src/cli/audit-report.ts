@@ -1,5 +1,6 @@
 // The session-review report `nomos audit` prints: one entry per session in the shape auditors already use
-// (Session · Messages · Tool calls · Top tools · Objective · Outcome · Blocker · Severity), then a summary.
+// (Session · Messages · Tool calls · Top tools · Objective · Outcome · Blocker · Severity, and the model's Tokens
+// where any were reported), then a summary.
 // Pure functions over the GET /sessions rows, so the wording and the arithmetic are tested without a server.
 // No zod here: the web console bundles these functions, and the row's schema (checked where rows are read off
 // the wire) lives with the CLI's client in audit.ts.
@@ -18,6 +19,9 @@ export interface AuditSession {
   tool_call_count: number;
   turn_count: number;
   top_tools: Array<{ name: string; count: number }>;
+  /** Summed over the session's model calls as the provider reported them; null when none were reported. */
+  input_tokens: number | null;
+  output_tokens: number | null;
 }
 
 export type AuditOutcome = 'success' | 'partial' | 'failed' | 'active';
@@ -40,6 +44,8 @@ export interface AuditEntry {
   tool_call_count: number;
   turn_count: number;
   top_tools: { name: string; count: number }[];
+  input_tokens: number | null;
+  output_tokens: number | null;
 }
 
 export interface AuditSummary {
@@ -51,6 +57,9 @@ export interface AuditSummary {
   top_tools: { name: string; count: number }[];
   /** null when there are no sessions. */
   median_tool_calls: number | null;
+  /** Summed over the sessions that have them; null when no session has any reported. */
+  input_tokens: number | null;
+  output_tokens: number | null;
 }
 
 export interface AuditReport {
@@ -79,6 +88,8 @@ export function toEntry(session: AuditSession): AuditEntry {
     tool_call_count: session.tool_call_count,
     turn_count: session.turn_count,
     top_tools: session.top_tools,
+    input_tokens: session.input_tokens,
+    output_tokens: session.output_tokens,
   };
 }
 
@@ -94,12 +105,19 @@ export function median(values: readonly number[]): number | null {
   return sorted.length % 2 === 1 ? upper : ((sorted[mid - 1] ?? 0) + upper) / 2;
 }
 
+/** A sum of figures some of which may be unknown: unknown only while every one is. */
+const plus = (sum: number | null, value: number | null): number | null => (value === null ? sum : (sum ?? 0) + value);
+
 export function summarize(entries: readonly AuditEntry[]): AuditSummary {
   const outcomes: Record<AuditOutcome, number> = { success: 0, partial: 0, failed: 0, active: 0 };
   const blockers = new Map<string, number>();
   const tools = new Map<string, number>();
+  let input: number | null = null;
+  let output: number | null = null;
   for (const entry of entries) {
     outcomes[entry.outcome] += 1;
+    input = plus(input, entry.input_tokens);
+    output = plus(output, entry.output_tokens);
     if (entry.blocker !== null) blockers.set(entry.blocker, (blockers.get(entry.blocker) ?? 0) + 1);
     for (const tool of entry.top_tools) tools.set(tool.name, (tools.get(tool.name) ?? 0) + tool.count);
   }
@@ -109,6 +127,8 @@ export function summarize(entries: readonly AuditEntry[]): AuditSummary {
     blockers: [...blockers].map(([blocker, count]) => ({ blocker, count })).sort(byCountThenName((b) => b.blocker)),
     top_tools: [...tools].map(([name, count]) => ({ name, count })).sort(byCountThenName((t) => t.name)).slice(0, TOP_TOOLS),
     median_tool_calls: median(entries.map((e) => e.tool_call_count)),
+    input_tokens: input,
+    output_tokens: output,
   };
 }
 
@@ -117,15 +137,21 @@ export function buildReport(sessions: readonly AuditSession[], asOfPosition: num
   return { sessions: entries, summary: summarize(entries), as_of_position: asOfPosition };
 }
 
+const tokens = (input: number | null, output: number | null) => `${input ?? 'n/a'} in · ${output ?? 'n/a'} out`;
 const tools = (list: readonly { name: string; count: number }[]) => (list.length === 0 ? 'none' : list.map((t) => `${t.name}:${t.count}`).join(', '));
 
-/** One session, wrapped onto three indented lines; every field keeps its label. */
+/**
+ * One session, wrapped onto indented lines; every field keeps its label. Tokens follow on a line of their own,
+ * only for a session whose model calls reported some (one run by hand through the API has none).
+ */
 export function formatEntry(entry: AuditEntry): string {
+  const reported = entry.input_tokens !== null || entry.output_tokens !== null;
   return [
     `Session: ${entry.id.slice(0, 8)} — "${(entry.title ?? '').slice(0, 60)}"`,
     `  Messages: ${entry.message_count} (${entry.user_message_count}/${entry.assistant_message_count}) · Tool calls: ${entry.tool_call_count} across ${entry.turn_count} turns · Top tools: ${tools(entry.top_tools)}`,
     `  Objective: ${entry.objective}`,
     `  Outcome ${EMOJI[entry.outcome]} (${entry.outcome}) · Blocker: ${entry.blocker ?? 'none'} · Severity: ${entry.severity}`,
+    ...(reported ? [`  Tokens: ${tokens(entry.input_tokens, entry.output_tokens)}`] : []),
   ].join('\n');
 }
 
@@ -138,6 +164,7 @@ export function formatSummary(summary: AuditSummary): string {
     `  Blockers: ${blockers}`,
     `  Top tools: ${tools(summary.top_tools)}`,
     `  Median tool calls per session: ${summary.median_tool_calls ?? 'n/a'}`,
+    `  Tokens: ${summary.input_tokens === null && summary.output_tokens === null ? 'none reported' : tokens(summary.input_tokens, summary.output_tokens)}`,
   ].join('\n');
 }
 

@@ -19,6 +19,8 @@ const AuditRow = z.object({
   tool_call_count: z.number().int(),
   turn_count: z.number().int(),
   top_tools: z.array(z.object({ name: z.string(), count: z.number().int() })),
+  input_tokens: z.number().int().nonnegative().nullable(),
+  output_tokens: z.number().int().nonnegative().nullable(),
 }) satisfies z.ZodType<AuditSession>;
 
 // The server's largest page, and only the fields the report reads: the review of a fleet is a few requests.

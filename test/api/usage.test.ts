@@ -4,34 +4,10 @@
 // through the command layer as the agent records them.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runSessionCommand } from '../../src/commands/session.ts';
-import type { CommandContext } from '../../src/commands/context.ts';
 import type { ModelCall } from '../../src/domain/session/events.ts';
 import { databases } from '../support/databases.ts';
+import { FIT, recordTurn } from '../support/model-calls.ts';
 import { type TestServer, startTestServer } from '../support/server.ts';
-
-const agent: CommandContext = { actor: { role: 'agent', id: 'nomos' }, actsForOwner: true };
-const FIT = { budget_tokens: 7_000, estimated_tokens: 1_200, messages: 4, elided_results: 0, folded_turns: 0 };
-
-function call(turnId: string, over: Partial<ModelCall>): ModelCall {
-  return {
-    call_id: randomUUID(),
-    turn_id: turnId,
-    attempt: 1,
-    model: 'gpt-4o-mini',
-    provider_host: '127.0.0.1:9',
-    input_tokens: 1_000,
-    output_tokens: 100,
-    cached_input_tokens: 0,
-    estimated_input_tokens: 990,
-    duration_ms: 250,
-    first_token_ms: 40,
-    finish_reason: 'tool_calls',
-    context: FIT,
-    error: null,
-    ...over,
-  };
-}
 
 describe.each(databases)('model usage read models on $name', (database) => {
   let server: TestServer;
@@ -40,16 +16,9 @@ describe.each(databases)('model usage read models on $name', (database) => {
   let silent: string;
   let at: number;
 
-  /** A turn of the session with these calls, recorded as the agent does. */
-  async function turn(session: string, calls: Array<Partial<ModelCall>>): Promise<ModelCall[]> {
-    const turnId = randomUUID();
-    const deps = server.runtime.commandDeps;
-    await runSessionCommand(deps, session, { type: 'start_turn', turn_id: turnId, trigger: 'user_message' }, agent);
-    const recorded = calls.map((over) => call(turnId, over));
-    for (const one of recorded) await runSessionCommand(deps, session, { type: 'record_model_call', call: one }, agent);
-    at = (await runSessionCommand(deps, session, { type: 'end_turn', turn_id: turnId, status: 'completed', model_calls: calls.length }, agent)).position;
-    return recorded;
-  }
+  const turn = async (session: string, calls: Array<Partial<ModelCall>>) => {
+    at = (await recordTurn(server.runtime.commandDeps, session, calls)).position;
+  };
 
   beforeAll(async () => {
     server = await startTestServer(database, { modelPrices: { 'gpt-4o-mini': { input: 0.15, output: 0.6, cached_input: 0.075 }, 'qwen2.5:7b': { input: 0, output: 0 } } });

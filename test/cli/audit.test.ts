@@ -122,6 +122,8 @@ describe.each(databases)('nomos audit on $name', (database) => {
         { name: 'classify_command', count: 1 },
         { name: 'run', count: 1 },
       ],
+      input_tokens: null,
+      output_tokens: null,
     });
     expect(report.summary).toEqual({
       sessions: 5,
@@ -137,6 +139,8 @@ describe.each(databases)('nomos audit on $name', (database) => {
         { name: 'whoami', count: 1 },
       ],
       median_tool_calls: 2,
+      input_tokens: null,
+      output_tokens: null,
     });
   });
 
@@ -172,6 +176,8 @@ describe('the audit pager', () => {
     tool_call_count: n,
     turn_count: 1,
     top_tools: [{ name: 'run', count: n }],
+    input_tokens: null,
+    output_tokens: null,
   });
   // Three pages keyed by cursor; each page reports its own as_of_position.
   const pages: Record<string, { sessions: AuditSession[]; next_cursor: string | null; as_of_position: number }> = {
@@ -244,7 +250,7 @@ describe('the audit pager', () => {
       expect(r.pathname).toBe('/sessions');
       expect(Object.fromEntries(r.searchParams)).toMatchObject({ limit: '1000', since: '7d', outcome: 'partial', blocker: 'tool_error' });
       // Only what the report reads.
-      expect(r.searchParams.get('fields')?.split(',')).toEqual(['id', 'title', 'goal', 'status', 'outcome', 'blocker', 'message_count', 'user_message_count', 'assistant_message_count', 'tool_call_count', 'turn_count', 'top_tools']);
+      expect(r.searchParams.get('fields')?.split(',')).toEqual(['id', 'title', 'goal', 'status', 'outcome', 'blocker', 'message_count', 'user_message_count', 'assistant_message_count', 'tool_call_count', 'turn_count', 'top_tools', 'input_tokens', 'output_tokens']);
     }
   });
 
@@ -278,6 +284,8 @@ describe('the audit report', () => {
     tool_call_count: 20,
     turn_count: 6,
     top_tools: [],
+    input_tokens: null,
+    output_tokens: null,
   };
 
   it('takes the median of tool calls, halfway between the middle two for an even count', () => {

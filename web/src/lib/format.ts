@@ -32,6 +32,19 @@ export function time(iso: string | null | undefined): string {
   return Number.isNaN(d.getTime()) ? iso : DATE_TIME.format(d);
 }
 
+const COUNT = new Intl.NumberFormat();
+const MONEY = new Intl.NumberFormat(undefined, { minimumFractionDigits: 2, maximumFractionDigits: 6 });
+
+/** A count of tokens or calls in the reader's grouping ("11,000"); '—' when none was reported. */
+export function count(n: number | null | undefined): string {
+  return n === null || n === undefined ? '—' : COUNT.format(n);
+}
+
+/** A cost priced by the server (in whatever currency its prices are in), or why there is none. */
+export function cost(value: number | null): string {
+  return value === null ? 'no price' : MONEY.format(value);
+}
+
 export function bytes(n: number): string {
   return n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1024 / 1024).toFixed(1)} MiB`;
 }

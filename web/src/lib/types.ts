@@ -9,6 +9,7 @@ import type { ApprovalView, ExecutionView } from '../../../src/projections/execu
 import type { EntityView, Relations } from '../../../src/projections/entities.ts';
 import type { KnowledgeHit, KnowledgeSummary, KnowledgeView } from '../../../src/projections/knowledge.ts';
 import type { ProjectionStatus } from '../../../src/projections/projector.ts';
+import type { ModelCallView, UsageGroup, UsageRow } from '../../../src/projections/model-calls.ts';
 import type { SessionCommand } from '../../../src/domain/session/commands.ts';
 import type { Verdict } from '../../../src/domain/risk/index.ts';
 
@@ -33,7 +34,8 @@ export interface SessionsPage {
 
 export interface SessionDetail {
   session_id: string;
-  session: SessionView;
+  /** cost: present when the server prices models (NOMOS_MODEL_PRICES), null when a model the session used has no price. */
+  session: SessionView & { cost?: number | null };
   messages: MessageView[];
   as_of_position: number;
 }
@@ -80,3 +82,41 @@ export type ExecutionStatusAnswer = Partial<ExecutionView> & {
   advice?: string;
   as_of_position: number;
 };
+
+/** Present when the server prices models (NOMOS_MODEL_PRICES); null when a model involved has no price. */
+interface Priced {
+  cost?: number | null;
+}
+
+/** A row of GET /sessions/:id/model_calls. */
+export type ModelCallRow = ModelCallView & Priced;
+
+export type UsageTotals = Omit<UsageRow, 'key' | 'model'> & Priced;
+
+/** GET /usage: totals since a time, by model, day or session, each group with its models. */
+export interface UsageAnswer {
+  since: string | null;
+  group_by: UsageGroup;
+  groups: Array<UsageTotals & { key: string; models: Array<UsageTotals & { model: string }> }>;
+  totals: UsageTotals;
+  as_of_position: number;
+}
+
+/** GET /agent: whether the agent runs, with which model and provider, how its context is budgeted, its last provider failure. */
+export interface AgentState {
+  enabled: boolean;
+  model: string | null;
+  provider_host: string | null;
+  context: null | {
+    window_tokens: number;
+    window_source: 'configured' | 'known' | 'default';
+    reserve_tokens: number;
+    budget_tokens: number;
+    system_prompt_tokens: number;
+    tools_tokens: number;
+    /** What the system prompt and the tools leave of the budget for the session's messages. */
+    session_tokens: number;
+  };
+  ssh_key_configured: boolean;
+  last_provider_error: null | { at: string; session_id: string; model: string; provider_host: string; status: number | null; code: string | null; message: string };
+}

@@ -2,7 +2,7 @@
 // GET /sessions takes them: one place maps the one to the other, so a copied address shows the same rows.
 import { href } from '../../lib/router.svelte.ts';
 
-export const FILTER_KEYS = ['outcome', 'status', 'blocker', 'entity_id', 'since'] as const;
+export const FILTER_KEYS = ['outcome', 'status', 'blocker', 'entity_id', 'since', 'min_tokens'] as const;
 export type FilterKey = (typeof FILTER_KEYS)[number];
 export type Filters = Record<FilterKey, string>;
 

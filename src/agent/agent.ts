@@ -21,6 +21,8 @@ import { type HeldTurn, type TurnLeases, TurnRunning } from './turn-lease.ts';
 
 export const MAX_MODEL_CALLS = 15;
 export const MAX_UNUSABLE_RETRIES = 3;
+/** How long a new turn waits for a lease holder that has not started its turn (it is only looking). */
+const LOOKING_HOLDER_WAIT_MS = 2_000;
 
 export interface AgentOptions {
   readonly systemPrompt: string;
@@ -319,15 +321,26 @@ export class Agent {
     return events.map((e) => parseSessionEvent(e.type, e.data));
   }
 
-  /** The session's lease, also from a holder whose turn has ended in the log and is only releasing it. */
+  /**
+   * The session's lease, also from a holder whose turn has ended in the log and is only releasing it. A holder
+   * whose turn is not in the log yet is taking the lease to look (the reactor checking whether the agent must carry
+   * on, which it mostly need not): it is waited for, briefly, rather than answered with a 409.
+   */
   private async acquireLease(sessionId: string, turnId: string): Promise<HeldTurn> {
-    try {
-      return await this.leases.acquire(sessionId, turnId);
-    } catch (error) {
-      if (!(error instanceof TurnRunning)) throw error;
-      const ended = (await this.events(sessionId)).some((e) => e.type === 'TurnEnded' && e.data.turn_id === error.turnId);
-      if (!ended) throw error;
-      return (await this.leases.takeOverEnded(sessionId, error.turnId, turnId)) ?? this.leases.acquire(sessionId, turnId);
+    const deadline = Date.now() + LOOKING_HOLDER_WAIT_MS;
+    for (;;) {
+      try {
+        return await this.leases.acquire(sessionId, turnId);
+      } catch (error) {
+        if (!(error instanceof TurnRunning)) throw error;
+        const events = await this.events(sessionId);
+        if (events.some((e) => e.type === 'TurnEnded' && e.data.turn_id === error.turnId)) {
+          return (await this.leases.takeOverEnded(sessionId, error.turnId, turnId)) ?? this.leases.acquire(sessionId, turnId);
+        }
+        const started = events.some((e) => e.type === 'TurnStarted' && e.data.turn_id === error.turnId);
+        if (started || Date.now() >= deadline) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
     }
   }
 

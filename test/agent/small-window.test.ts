@@ -67,7 +67,7 @@ describe.each(databases)('a long session on an 8 000-token window on $name', (da
     let session: string | undefined;
     for (let turn = 1; turn <= TURNS; turn++) {
       const res = await fetch(`${server.url}/chat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message: `batch ${turn}: count the next sequences`, ...(session && { session_id: session }) }) });
-      expect(res.status).toBe(200);
+      expect(res.status, res.status === 200 ? '' : await res.text()).toBe(200);
       const messages = await readSse(res, (m) => m.type === 'done');
       session ??= messages[0]!.session_id;
       const failures = messages.filter((m) => m.type === 'error');

@@ -63,6 +63,8 @@ export interface Tool<S extends z.ZodObject = z.ZodObject> {
   readonly description: string;
   readonly schema: S;
   readonly annotations: ToolAnnotations;
+  /** It reads the caller's own session: offered to no reader (an auditor over MCP has none). */
+  readonly inSession?: true;
   handle(args: z.infer<S>, call: ToolCall, services: ToolServices): Promise<unknown>;
 }
 
@@ -159,6 +161,7 @@ export const TOOLS: readonly Tool[] = [
     description: 'An earlier tool call of this session as recorded: its arguments and result (read an elided result again).',
     schema: z.strictObject({ tool_call_id: z.string().min(1).max(200) }),
     annotations: READS,
+    inSession: true,
     handle: (a, call, s) => recallToolCall(s.deps.store, sessionOf(call), a.tool_call_id),
   }),
   tool({

@@ -39,8 +39,9 @@ export interface McpCaller {
 const SESSION_ARGUMENT = z.uuid().describe('optional: the Nomos session to work in (an existing one); by default this client works in a session of its own, started at its first call');
 
 export function toolsFor(role: McpPrincipal['role']): readonly Tool[] {
-  // A reader gets what reads Nomos's own records: nothing that writes, nor reaches hosts or the web.
-  return role === 'auditor' ? TOOLS.filter((t) => t.annotations.readOnlyHint && !t.annotations.openWorldHint) : TOOLS;
+  // A reader gets what reads Nomos's own records: nothing that writes, nor reaches hosts or the web, nor reads a
+  // session of its own (it has none).
+  return role === 'auditor' ? TOOLS.filter((t) => t.annotations.readOnlyHint && !t.annotations.openWorldHint && t.inSession !== true) : TOOLS;
 }
 
 /** The tool list a role is shown, made once: each tool's own JSON Schema, plus session_id for those who work in a session. */

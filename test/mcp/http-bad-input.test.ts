@@ -30,7 +30,7 @@ describe.each(databases)('POST /mcp with bad input ($name)', (database) => {
     expect(session).toMatch(/^[0-9a-f-]{36}$/);
     expect(opened.body.result.serverInfo.name).toBe('nomos');
     const withSession = { ...agent, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' };
-    expect((await server.request('POST', '/mcp', list, withSession)).body.result.tools.length).toBe(20);
+    expect((await server.request('POST', '/mcp', list, withSession)).body.result.tools.length).toBe(21);
 
     const cases: Array<[string, Awaited<ReturnType<TestServer['request']>>, number, RegExp]> = [
       ['no token', await server.request('POST', '/mcp', list, { accept: agent.accept }), 401, /unauthenticated: send an API token/],

@@ -101,6 +101,8 @@ describe.each(cases)('MCP over $door ($database.name)', ({ door, database }) => 
       const listed = (await auditor.listTools()).tools;
       expect(listed.length).toBeGreaterThan(5);
       for (const name of WRITING) expect(listed.map((t) => t.name)).not.toContain(name);
+      // Nor one that reads a session of the caller's own: a reader has none.
+      expect(listed.map((t) => t.name)).not.toContain('get_tool_result');
       expect(listed.every((t) => t.annotations?.readOnlyHint === true && t.annotations.openWorldHint === false)).toBe(true);
       // A reader reads, and leaves no trace: no session is started for it.
       const before = await eventCount();

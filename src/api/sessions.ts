@@ -231,7 +231,9 @@ export const sessionsApi: FastifyPluginCallbackZod = (app, _options, done) => {
     const session = await readableSession(runtime.db, id, request.query.include_deleted, request.principal.role);
     const messages = await getMessages(runtime.db, id);
     // Priced as read (prices change, tokens do not): only when the operator configured prices.
-    const cost = Object.keys(runtime.modelPrices).length > 0 ? { cost: costOfAll(runtime.modelPrices, await sessionUsageByModel(runtime.db, id)) } : {};
+    // A session no call was recorded for has no known cost (its log may predate the records), as it has no tokens.
+    const usage = Object.keys(runtime.modelPrices).length > 0 ? await sessionUsageByModel(runtime.db, id) : null;
+    const cost = usage === null ? {} : { cost: usage.length === 0 ? null : costOfAll(runtime.modelPrices, usage) };
     stamp(reply, asOf);
     return { session_id: id, session: { ...session, ...cost }, messages, as_of_position: asOf };
   });

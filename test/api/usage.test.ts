@@ -64,6 +64,14 @@ describe.each(databases)('model usage read models on $name', (database) => {
     expect(byId[frugal]).toEqual({ id: frugal, model_calls: 1, input_tokens: 800, output_tokens: 20, cached_input_tokens: null });
   });
 
+  it('shows a session no call was recorded for (as a log from before they were) with nulls and no calls, not an error', async () => {
+    const before = (await server.request('POST', '/sessions')).body.session_id as string;
+    const view = await server.request('GET', `/sessions/${before}`);
+    expect(view.status).toBe(200);
+    expect(view.body.session).toMatchObject({ model_calls: null, input_tokens: null, output_tokens: null, cached_input_tokens: null, cost: null });
+    expect((await server.request('GET', `/sessions/${before}/model_calls`)).body).toEqual([]);
+  });
+
   it('filters the list on tokens (min_tokens), leaving out sessions with none reported', async () => {
     const ids = async (q: string) => ((await server.request('GET', `/sessions?${q}`)).body.sessions as Array<{ id: string }>).map((s) => s.id).sort();
     expect(await ids('min_tokens=11350')).toEqual([spender]);

@@ -12,6 +12,7 @@ import { sessions } from '../../bench/generator.ts';
 import { Rng } from '../../bench/prng.ts';
 import { databases, type TestDb } from '../support/databases.ts';
 import { wholeLog } from '../support/log.ts';
+import { recordTurn } from '../support/model-calls.ts';
 import { projectInBatches } from './feed.ts';
 
 const DAY = 86_400_000;
@@ -26,6 +27,15 @@ describe.each(databases)('batched application on $name', (database) => {
     runtime = await openRuntime(loadConfig({}), { db: testDb.db });
     const generated = sessions(new Rng(20261129), { from: Date.parse('2026-11-01T00:00:00Z'), to: Date.parse('2026-11-01T00:00:00Z') + 7 * DAY, count: 120 });
     await appendSessions(runtime.store, generated, { writers: 1, untilEvents: 6_000, perCommand: false });
+    // Model calls (the generator writes none, as a log from before they were recorded): a few sessions' turns,
+    // failed calls and unreported tokens among them, and one in a session deleted next.
+    const some = (await runtime.db.query<{ stream_name: string }>(`SELECT DISTINCT stream_name FROM events WHERE type = 'SessionStarted' ORDER BY stream_name LIMIT 6`)).rows;
+    for (const [i, { stream_name }] of some.entries()) {
+      await recordTurn(runtime.commandDeps, stream_name.replace(/^session-/, ''), [
+        { input_tokens: 1_000 + i, output_tokens: i === 2 ? null : 50 },
+        ...(i % 2 === 0 ? [{ input_tokens: null, output_tokens: null, cached_input_tokens: null, error: { kind: 'http', status: 429, code: null, message: 'slow down' } }] : []),
+      ]);
+    }
     // Deleted sessions: the generator deletes rarely, so delete a few outright.
     const started = (await runtime.db.query<{ stream_name: string }>(`SELECT DISTINCT stream_name FROM events WHERE type = 'SessionStarted' ORDER BY stream_name LIMIT 3`)).rows;
     for (const { stream_name } of started) {
@@ -40,7 +50,7 @@ describe.each(databases)('batched application on $name', (database) => {
 
   it('draws on a log with every path the rules take', () => {
     const types = new Set(log.map((e) => e.type));
-    for (const type of ['SessionDeleted', 'SessionReopened', 'ApprovalExpired', 'ApprovalDenied', 'ApprovalCancelled', 'TurnFailed', 'ExecutionRefused', 'ExecutionTimedOut', 'PlanStepsReplaced', 'GoalSuperseded']) {
+    for (const type of ['SessionDeleted', 'SessionReopened', 'ApprovalExpired', 'ApprovalDenied', 'ApprovalCancelled', 'TurnFailed', 'ExecutionRefused', 'ExecutionTimedOut', 'PlanStepsReplaced', 'GoalSuperseded', 'ModelCallRecorded']) {
       expect(types, type).toContain(type);
     }
   });
@@ -62,7 +72,7 @@ describe.each(databases)('batched application on $name', (database) => {
     expect(projected).toEqual(defaults.rows);
   });
 
-  for (const name of ['sessions', 'transcript', 'plans', 'executions']) {
+  for (const name of ['sessions', 'transcript', 'plans', 'executions', 'model_calls']) {
     it(`${name}: one event per transaction, batches of 7, 250 and the whole log give the same rows`, async () => {
       const projection = runtime.projections.find((p) => p.name === name)!;
       const oneByOne = await projectInBatches(runtime.db, projection, log, 1);

@@ -7,67 +7,12 @@ import { fitModelMessages, type ContextFit } from '../../src/agent/context-fit.t
 import { buildModelMessages } from '../../src/agent/context.ts';
 import { countPromptTokens } from '../../src/agent/tokens.ts';
 import { toolDefinitions } from '../../src/agent/tools.ts';
-import type { SessionEvent } from '../../src/domain/session/events.ts';
+import { GOAL, investigation } from '../../bench/context-session.ts';
 import type { LlmMessage } from '../../src/ports/llm.ts';
-
-const ev = <T extends SessionEvent['type']>(type: T, data: Extract<SessionEvent, { type: T }>['data']) => ({ type, data }) as SessionEvent;
 
 const SYSTEM = `${readFileSync(new URL('../../prompts/system.md', import.meta.url), 'utf8')}\n\nFleet: host:strong (Proxmox), lxc:rclone, vm:zimaos.`;
 const TOOLS = toolDefinitions();
-const GOAL = 'Find out why the nightly rclone backup of lxc:rclone fails and make it succeed again';
-const VERDICT = { risk_class: 'reversible_low' as const, reason: 'read-only', rule: 'journalctl', inner_commands: [] };
-
-/** About `bytes` of journal lines, the same for the same seed. */
-function journal(seed: number, bytes: number): string {
-  let x = (seed * 2654435761) % 2 ** 32;
-  const next = () => (x = (x * 1664525 + 1013904223) % 2 ** 32);
-  const lines: string[] = [];
-  for (let size = 0; size < bytes; size += (lines.at(-1)?.length ?? 0) + 1) {
-    lines.push(`Jan ${1 + (next() % 28)} 03:${String(next() % 60).padStart(2, '0')} rclone rclone[${next() % 30000}]: INFO  : photos/${2019 + (next() % 7)}/IMG_${next() % 10000}.jpg: Copied (new) ${(next() % 900) / 10} MiB/s`);
-  }
-  return lines.join('\n').slice(0, bytes);
-}
-
-/**
- * A session as the agent records it: turns of run calls, each with its execution's events and a result shaped
- * like run's reply (3 KiB of output); every tenth fails. The goal and plan are set in the first turn; the last
- * turn is still running.
- */
-function session(turnSizes: readonly number[]): SessionEvent[] {
-  const events: SessionEvent[] = [ev('SessionStarted', { session_id: 's' })];
-  let n = 0;
-  turnSizes.forEach((calls, turn) => {
-    events.push(ev('UserMessagePosted', { message_id: `u${turn}`, text: turn === 0 ? 'The nightly backup failed again. Fix it.' : 'Go on.' }));
-    events.push(ev('TurnStarted', { turn_id: `t${turn}`, trigger: 'user_message' }));
-    if (turn === 0) {
-      events.push(ev('ToolCallRequested', { tool_call_id: 'goal', message_id: 'a0', name: 'set_goal', args: { goal: GOAL } }));
-      events.push(ev('GoalSet', { goal_id: 'g1', goal: GOAL, title: GOAL }));
-      events.push(ev('ToolCallCompleted', { tool_call_id: 'goal', result: { session_id: 's', position: 3 }, error: null, result_original_bytes: null }));
-      events.push(ev('PlanProposed', { generation: 1, steps: [{ seq: 1, title: 'Read the logs' }, { seq: 2, title: 'Fix the mount' }, { seq: 3, title: 'Run the backup' }] }));
-      events.push(ev('PlanStepUpdated', { generation: 1, seq: 1, from: 'pending', status: 'running', closed_by_task: false }));
-    }
-    for (let c = 0; c < calls; c++, n++) {
-      const [id, target, command, stdout] = [`e${n}`, n % 3 === 0 ? 'host:strong' : 'lxc:rclone', `journalctl -u rclone-sync --since -${n + 1}h --no-pager | tail -n 40`, journal(n, 3 * 1024)];
-      const failed = n % 10 === 9;
-      const stderr = failed ? 'permission denied' : '';
-      events.push(ev('ToolCallRequested', { tool_call_id: `call-${n}`, message_id: `a${turn}`, name: 'run', args: { target, command } }));
-      events.push(ev('ExecutionRequested', { execution_id: id, target, command, verdict: VERDICT, rules_version: '1', command_hash: `h${n}`, binding: `b${n}`, known_long: false }));
-      events.push(ev('ExecutionStarted', { execution_id: id }));
-      events.push(
-        failed
-          ? ev('ExecutionFailed', { execution_id: id, exit_code: 1, signal: null, error: null, stdout_tail: stdout, stderr_tail: stderr, duration_ms: 40 })
-          : ev('ExecutionSucceeded', { execution_id: id, exit_code: 0, stdout_tail: stdout, stderr_tail: stderr, duration_ms: 40 }),
-      );
-      const result = { execution_id: id, target, verdict: VERDICT, position: events.length, status: failed ? 'failed' : 'succeeded', exit_code: failed ? 1 : 0, stdout, stderr };
-      events.push(ev('ToolCallCompleted', { tool_call_id: `call-${n}`, result, error: null, result_original_bytes: null }));
-    }
-    if (turn < turnSizes.length - 1) {
-      events.push(ev('AssistantMessageRecorded', { message_id: `a${turn}`, text: `Read ${calls} logs, nothing conclusive yet.` }));
-      events.push(ev('TurnEnded', { turn_id: `t${turn}`, status: 'completed', model_calls: calls + 1 }));
-    }
-  });
-  return events;
-}
+const session = (turnSizes: readonly number[]) => investigation(turnSizes);
 
 /** 150 run calls: fourteen turns of ten, one of eight, and the running turn's two. */
 const LONG = session([...Array<number>(14).fill(10), 8, 2]);

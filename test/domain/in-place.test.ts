@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { sessions } from '../../bench/generator.ts';
+import { modelCall } from '../support/model-calls.ts';
 import { Rng } from '../../bench/prng.ts';
 import { inPlaceParser } from '../../src/domain/in-place.ts';
 import { EventMetadata } from '../../src/domain/messages.ts';
@@ -41,6 +42,9 @@ function samples(): Map<SessionEventType, unknown[]> {
   // Nor hands one over (an operator does, through the API).
   keep('SessionHandedOver', { from: { role: 'operator', id: 'alice' }, to: { role: 'agent', id: 'rclone-bot' } });
   keep('SessionHandedOver', { from: { role: 'agent', id: 'rclone-bot' }, to: { role: 'operator', id: 'bob' } });
+  // Nor calls a model (the agent does): a call reported in full, and a failed one the provider reported nothing of.
+  keep('ModelCallRecorded', modelCall('t1', { cached_input_tokens: 512 }));
+  keep('ModelCallRecorded', modelCall('t2', { attempt: 2, input_tokens: null, output_tokens: null, cached_input_tokens: null, first_token_ms: null, finish_reason: null, error: { kind: 'http', status: 429, code: 'rate_limit_exceeded', message: 'slow down' } }));
   return byType;
 }
 

@@ -53,11 +53,11 @@ describe('the console shell (auth off)', () => {
     // From the top again: Tab until the Approvals link has the focus, then Enter opens it.
     await page.evaluate('document.activeElement && document.activeElement.blur()');
     let steps = 0;
-    while (!/^Approvals/.test(String(await focused())) && steps < 12) {
+    while (!/^Approvals/.test(String(await focused())) && steps < 20) {
       await page.keyboard.press('Tab');
       steps++;
     }
-    expect(steps).toBeLessThan(12);
+    expect(steps).toBeLessThan(20);
     await page.keyboard.press('Enter');
     await page.waitForURL(/#\/approvals$/);
     await page.getByRole('heading', { name: 'Approvals', level: 1 }).waitFor();

@@ -27,6 +27,7 @@ import { DEFAULT_MAX_STREAMS, capStreams } from './sse.ts';
 import { streamApi } from './stream.ts';
 import { usageApi } from './usage.ts';
 import { agentApi } from './agent.ts';
+import { policyApi } from './policy.ts';
 
 export interface AppOptions {
   readonly runtime: Runtime;
@@ -86,6 +87,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(executionsApi);
   await app.register(usageApi);
   await app.register(agentApi);
+  await app.register(policyApi);
   await app.register(chatApi);
   await app.register(knowledgeApi);
   await app.register(streamApi(options.runtime.bus));

@@ -17,6 +17,7 @@ const TAGS = [
   { name: 'fleet', description: 'The inventory of hosts, containers and VMs, their attributes and their relationships.' },
   { name: 'knowledge', description: 'Runbooks, investigations and notes: written back, searched, listed per entity.' },
   { name: 'agent', description: "The built-in agent's model and context budget, and what its model calls cost: per call, per session and in totals." },
+  { name: 'policy', description: "The operator's policy: rules that allow, ask or deny commands, versioned as events, and what it decides for a command." },
   { name: 'chat', description: 'Talking to the built-in agent: a message and its turn as Server-Sent Events, following a session, cancel and continue.' },
   { name: 'operations', description: 'Health, who the caller is, the read models’ progress, the change feed and metrics.' },
 ];

@@ -71,6 +71,23 @@ fleet
     for (const line of await importInventory(file, process.env)) console.log(line);
   });
 
+const policy = program.command('policy').description("the operator's policy, through a running server (NOMOS_URL, NOMOS_TOKEN)");
+policy
+  .command('apply')
+  .argument('<file>', 'the policy as YAML or JSON: {rules: [{id, match, targets?, decision, justification, examples?}]}')
+  .description('switch the policy in FILE on (operators only); a document with problems prints each and changes nothing')
+  .action(async (file: string) => console.log(await (await import('./policy.ts')).applyPolicyFile(file, process.env)));
+policy
+  .command('check')
+  .argument('<command>', 'a shell command, quoted as one argument')
+  .requiredOption('--target <slug>', 'the entity it would run on, such as lxc:rclone')
+  .description('print what the policy decides for COMMAND on the target (JSON); the exit status says it too: 0 allow, 3 ask, 4 deny')
+  .action(async (command: string, options: { target: string }) => {
+    const { text, exitCode } = await (await import('./policy.ts')).checkPolicy(command, options.target, process.env);
+    console.log(text);
+    process.exitCode = exitCode;
+  });
+
 function secondsOption(value: string): number {
   const n = Number(value);
   if (!/^\d+(\.\d+)?$/.test(value) || n > 3_600) throw new InvalidArgumentError('a number of seconds from 0 to 3600');

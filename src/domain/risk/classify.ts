@@ -31,11 +31,12 @@ interface Finding {
   readonly rule: Rule;
   readonly part: string;
   readonly why?: string;
+  /** The simple command judged, when the finding is on one rather than on a redirection, an assignment or the syntax. */
+  readonly command?: Invocation;
 }
 
 interface Walk {
   readonly findings: Finding[];
-  readonly inner: string[];
   /** Every simple command met, wrappers included. */
   readonly visited: Invocation[];
   /** Wrappers met with an option the classifier does not know (each followed both ways). */
@@ -105,26 +106,22 @@ function walkCommand(inv: Invocation, depth: number, walk: Walk): void {
   }
   walk.visited.push(inv);
   if (inv.name === undefined) {
-    walk.inner.push(inv.text);
-    walk.findings.push({ rule: OPAQUE_CODE_RULE, part: inv.text, why: `${OPAQUE_CODE_RULE.reason}: the command name is only known at run time` });
+    walk.findings.push({ rule: OPAQUE_CODE_RULE, part: inv.text, why: `${OPAQUE_CODE_RULE.reason}: the command name is only known at run time`, command: inv });
     return;
   }
   const own = firstMatch(RULES_BEFORE_WRAPPERS, inv);
   const payloads = unwrap(inv);
   if (payloads?.some((p) => p.kind === 'unknown' && p.option === true) === true && ++walk.doubts > MAX_DOUBTS) {
-    walk.inner.push(inv.text);
-    walk.findings.push({ rule: TOO_COMPLEX_RULE, part: shorten(inv.text), why: `${TOO_COMPLEX_RULE.reason}: too many wrapper options the classifier does not know` });
+    walk.findings.push({ rule: TOO_COMPLEX_RULE, part: shorten(inv.text), why: `${TOO_COMPLEX_RULE.reason}: too many wrapper options the classifier does not know`, command: inv });
     return;
   }
   if (payloads === undefined) {
-    walk.inner.push(inv.text);
-    walk.findings.push(finding(own ?? firstMatch(RULES_AFTER_WRAPPERS, inv) ?? UNKNOWN_RULE, inv));
+    walk.findings.push({ ...finding(own ?? firstMatch(RULES_AFTER_WRAPPERS, inv) ?? UNKNOWN_RULE, inv), command: inv });
     return;
   }
   // A wrapper is transparent unless it does something of its own (find -exec, strace -o, …).
   if (own !== undefined && severity(own.class) > severity('reversible_low')) {
-    walk.inner.push(inv.text);
-    walk.findings.push(finding(own, inv));
+    walk.findings.push({ ...finding(own, inv), command: inv });
   }
   for (const payload of payloads) {
     switch (payload.kind) {
@@ -138,8 +135,7 @@ function walkCommand(inv: Invocation, depth: number, walk: Walk): void {
         break;
       case 'unknown': {
         const rule = payload.code === true ? OPAQUE_CODE_RULE : payload.option === true ? WRAPPER_OPTION_RULE : OPAQUE_RULE;
-        walk.inner.push(inv.text);
-        walk.findings.push({ rule, part: inv.text, why: `${rule.reason}: ${payload.why}` });
+        walk.findings.push({ rule, part: inv.text, why: `${rule.reason}: ${payload.why}`, command: inv });
         break;
       }
       default: {
@@ -151,7 +147,7 @@ function walkCommand(inv: Invocation, depth: number, walk: Walk): void {
 }
 
 function walkAll(command: string): Walk {
-  const walk: Walk = { findings: [], inner: [], visited: [], doubts: 0 };
+  const walk: Walk = { findings: [], visited: [], doubts: 0 };
   walkScript(command, 0, walk);
   return walk;
 }
@@ -170,8 +166,35 @@ export function classify(command: string): Verdict {
     risk_class: decisive.rule.class,
     reason: `${decisive.part}: ${decisive.why ?? decisive.rule.reason}`,
     rule: decisive.rule.id,
-    inner_commands: walk.inner,
+    inner_commands: walk.findings.flatMap((f) => (f.command === undefined ? [] : [f.command.text])),
   };
+}
+
+/** A part of a command as the classifier judged it: one of the findings its verdict is the most severe of. */
+export interface JudgedPart {
+  /**
+   * The simple command's words as the shell passes them (quotes removed), a word only known at run time as null;
+   * null when the part is no simple command (a redirection, assignments, a construct, text that does not parse).
+   */
+  readonly argv: readonly (string | null)[] | null;
+  /** The part as the verdict's reason names it. */
+  readonly text: string;
+  /** The rule that judged the part, and its class. */
+  readonly rule: string;
+  readonly risk_class: RiskClass;
+}
+
+/**
+ * Every part of the command the classifier judged, in the order met, from the same walk as `classify`: the verdict
+ * is the most severe of them, so a reader of the parts (the policy's matcher) sees exactly what was judged.
+ */
+export function judgedParts(command: string): JudgedPart[] {
+  return walkAll(command).findings.map(({ rule, part, command: inv }) => ({
+    argv: inv === undefined ? null : [inv.path ?? null, ...inv.args.map((w) => w.value ?? null)],
+    text: part,
+    rule: rule.id,
+    risk_class: rule.class,
+  }));
 }
 
 /**

@@ -334,7 +334,7 @@ function xargs(inv: Invocation): Payload[] {
     if (rest.length === 0) return [argv([literalWord('echo')])];
     const replace = replaceString(inv.args.slice(0, inv.args.length - rest.length));
     if (replace !== undefined && buildsCode(rest, replace)) return [hidden(`the command it runs is built from its input (${replace})`)];
-    return [argv(rest)];
+    return [argv(replace === undefined ? rest : filledFromInput(rest, replace))];
   });
 }
 
@@ -349,6 +349,17 @@ function replaceString(options: readonly Word[]): string | undefined {
     else if (v.startsWith('-i') || v.startsWith('--replace=')) found = v.slice(v.indexOf('=') + 1 || 2);
   });
   return found === '' ? undefined : found;
+}
+
+/**
+ * The command's words with the placeholder in them as what they are: input, unknown until it runs. A word `R` is
+ * any argument, an option too (`echo --compress-program=sh | xargs -I R sort R` runs sh), never the literal R.
+ */
+function filledFromInput(rest: readonly Word[], replace: string): Word[] {
+  return rest.map((w, i) => {
+    const at = w.value?.indexOf(replace) ?? -1;
+    return i === 0 || at === -1 ? w : { value: undefined, prefix: w.value!.slice(0, at), text: w.text };
+  });
 }
 
 /** True when input items become the command's name or a shell's script, rather than plain arguments. */

@@ -177,3 +177,22 @@ describe('tools whose options run programs, write files or act', () => {
     ]);
   });
 });
+
+describe('xargs -I: the placeholder is input, never its literal text', () => {
+  // The operands a read-only tool takes as options when they come in: what the command's own words would refuse.
+  const dangerous = ['sort R /etc/hosts', 'git R status', 'curl R https://example.com/', 'find /srv R', 'tar R -f /tmp/a.tar /etc', 'sed R /etc/hosts'];
+  const placeholders = [
+    ['-I R', 'R'],
+    ['-IR', 'R'],
+    ['-I {}', '{}'],
+    ['-i', '{}'],
+    ['--replace', '{}'],
+    ['--replace=R', 'R'],
+  ] as const;
+  it('a placeholder where an option may stand is not read-only, in every spelling of -I', () => {
+    const commands = dangerous.flatMap((tail) => placeholders.map(([flag, r]) => `echo --compress-program=sh | xargs ${flag} ${tail.replaceAll('R', r)}`));
+    expectAtLeast(commands);
+  });
+  it('a placeholder that cannot be an option, or a tool without dangerous options, stays read-only', () =>
+    expectReads(['ls | xargs -I{} cat {}', 'ls | xargs -I F cat ./F', 'find . -name x | xargs -I F grep foo F', 'echo a | xargs -i echo {}', 'ls | xargs -I R sort ./R']));
+});

@@ -20,6 +20,9 @@
 //
 // A batch is applied in memory: the rows its events touch are loaded with one statement per table, the events
 // are folded into them in log order, and each changed row is written once (src/projections/batch.ts).
+//
+// Past 500 lines on purpose: the fold and the queries share the row's shape and the view's SQL, and the list's
+// keyset and `since` planning (the larger half) reads that shape column by column.
 import { z } from 'zod';
 import { PREPARED, type Queryable, type Transaction } from '../ports/db.ts';
 import type { ProjectedEvent } from '../ports/event-store.ts';

@@ -106,7 +106,11 @@ export const usageApi: FastifyPluginCallbackZod = (app, _options, done) => {
     const includeDeleted = includesDeleted(q.include_deleted, request.principal.role);
     const rows = await usageRows(runtime.db, { since: q.since ?? null, groupBy: q.group_by, includeDeleted });
     const byKey = new Map<string, typeof rows>();
-    for (const row of rows) byKey.set(row.key, [...(byKey.get(row.key) ?? []), row]);
+    for (const row of rows) {
+      const group = byKey.get(row.key);
+      if (group === undefined) byKey.set(row.key, [row]);
+      else group.push(row);
+    }
     const groups = [...byKey].map(([key, models]) => ({
       key,
       ...sum(models),

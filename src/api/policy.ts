@@ -66,7 +66,12 @@ function fromYaml(text: string): unknown {
     const where = error.linePos?.[0] ? `line ${error.linePos[0].line}, column ${error.linePos[0].col}: ` : '';
     throw new HttpProblem(400, 'invalid_yaml', `the policy is not valid YAML: ${where}${error.message.split('\n')[0] ?? ''}`);
   }
-  return document.toJS({ maxAliasCount: 100 }) as unknown;
+  try {
+    return document.toJS({ maxAliasCount: 100 }) as unknown;
+  } catch (error) {
+    // Aliases that multiply (a billion laughs) stop here, as the library refuses them.
+    throw new HttpProblem(400, 'invalid_yaml', `the policy is not usable YAML: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }
 
 export const policyApi: FastifyPluginCallbackZod = (app, _options, done) => {

@@ -90,6 +90,16 @@ describe.each(databases)('the policy API on $name', (database) => {
     const broken = await put(`rules:\n  - id: x\n    match: [systemctl\n`, as(OP, { 'content-type': 'application/yaml' }));
     expect(broken.status).toBe(400);
     expect(broken.body).toMatchObject({ code: 'invalid_yaml', detail: expect.stringMatching(/line \d+/) });
+    // Aliases that multiply: refused, not expanded.
+    let laughs = 'a: &a [x, x, x, x, x, x, x, x, x, x]\n';
+    for (const [i, name] of ['b', 'c', 'd', 'e', 'f', 'g', 'h', 'i'].entries()) laughs += `${name}: &${name} [${Array(10).fill(`*${'abcdefgh'[i]}`).join(', ')}]\n`;
+    const bomb = await put(laughs, as(OP, { 'content-type': 'application/yaml' }));
+    expect(bomb.status).toBe(400);
+    expect(bomb.body).toMatchObject({ code: 'invalid_yaml', detail: expect.stringMatching(/alias/i) });
+    // More examples than a load may check.
+    const many = await put({ rules: [{ ...ROUTINE, examples: { match: Array(100).fill('systemctl restart rclone-backup') } }, ...Array.from({ length: 20 }, (_, i) => ({ ...ROUTINE, id: `r${i}`, examples: { match: Array(100).fill('systemctl restart rclone-backup') } }))] }, as(OP));
+    expect(many.status).toBe(400);
+    expect(many.body.detail).toMatch(/2100 examples; at most 2000/);
     const badIfMatch = await put({ rules: [ROUTINE] }, as(OP, { 'if-match': 'yesterday' }));
     expect(badIfMatch.status).toBe(400);
     expect(await head()).toBe(before);

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import type { Db } from './ports/db.ts';
+import type { CommandClassifier } from './ports/classifier.ts';
 import { ClassifierPool } from './adapters/classifier-pool.ts';
 import { migrate } from './adapters/db/migrate.ts';
 import { openDb } from './adapters/db/open.ts';
@@ -68,6 +69,8 @@ export interface Runtime {
   readonly readWait: ReadWait;
   readonly commandDeps: CommandDeps;
   readonly executions: ExecutionService;
+  /** The classifier (and the policies' decisions) on worker threads for long commands. */
+  readonly classifier: CommandClassifier;
   readonly bus: TurnBus;
   /** The agent's tools and what they run on: the built-in agent's and the MCP server's. */
   readonly tools: ToolServices;
@@ -169,6 +172,7 @@ export async function openRuntime(
     readWait,
     commandDeps,
     executions,
+    classifier,
     bus,
     tools,
     agent,

@@ -5,7 +5,8 @@
 import { availableParallelism } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { classify, type Verdict } from '../domain/risk/index.ts';
+import { type JudgeRequest, type Judgement, judge, unjudged } from '../domain/policy/index.ts';
+import type { Verdict } from '../domain/risk/index.ts';
 import type { CommandClassifier } from '../ports/classifier.ts';
 import { shipped } from '../paths.ts';
 
@@ -41,8 +42,8 @@ export function failedVerdict(command: string, error: string): Verdict {
 
 interface Job {
   readonly id: number;
-  readonly command: string;
-  readonly resolve: (verdict: Verdict) => void;
+  readonly request: JudgeRequest;
+  readonly resolve: (judgement: Judgement) => void;
   readonly reject: (error: Error) => void;
 }
 
@@ -53,7 +54,7 @@ interface Thread {
   timer: NodeJS.Timeout | null;
 }
 
-type Answer = { ready: true } | { id: number; verdict: Verdict } | { id: number; error: string };
+type Answer = { ready: true } | { id: number; judgement: Judgement } | { id: number; error: string };
 
 /**
  * The thread's entry: the bundled one when this code runs from dist/ (bin/nomos.mjs runs dist/ only when it is at
@@ -83,17 +84,21 @@ export class ClassifierPool implements CommandClassifier {
     this.threadFile = options.threadFile;
   }
 
-  classify(command: string): Promise<Verdict> {
-    if (Buffer.byteLength(command) < this.inlineBelowBytes) {
+  async classify(command: string): Promise<Verdict> {
+    return (await this.judge({ command })).verdict;
+  }
+
+  judge(request: JudgeRequest): Promise<Judgement> {
+    if (Buffer.byteLength(request.command) < this.inlineBelowBytes) {
       try {
-        return Promise.resolve(classify(command));
+        return Promise.resolve(judge(request));
       } catch (error) {
         return Promise.reject(error instanceof Error ? error : new Error(String(error)));
       }
     }
     if (this.closed) return Promise.reject(new Error('the classifier pool is closed'));
     return new Promise((resolve, reject) => {
-      this.queue.push({ id: this.nextId++, command, resolve, reject });
+      this.queue.push({ id: this.nextId++, request, resolve, reject });
       this.dispatch();
     });
   }
@@ -131,13 +136,13 @@ export class ClassifierPool implements CommandClassifier {
     thread.job = job;
     thread.timer = setTimeout(() => {
       // Ending the thread is the only way to stop a parse under way; the command is refused, not left waiting.
-      job.resolve(tooSlowVerdict(job.command, this.timeoutMs));
+      job.resolve(unjudged(job.request, tooSlowVerdict(job.request.command, this.timeoutMs)));
       thread.job = null;
       void this.end(thread);
       this.dispatch();
     }, this.timeoutMs);
     thread.timer.unref();
-    thread.worker.postMessage({ id: job.id, command: job.command });
+    thread.worker.postMessage({ id: job.id, request: job.request });
   }
 
   private start(): void {
@@ -155,8 +160,8 @@ export class ClassifierPool implements CommandClassifier {
         thread.job = null;
         thread.timer = null;
         // A command the classifier throws on is judged as one it cannot read: destructive, never an error answer.
-        if ('verdict' in answer) job.resolve(answer.verdict);
-        else job.resolve(failedVerdict(job.command, answer.error));
+        if ('judgement' in answer) job.resolve(answer.judgement);
+        else job.resolve(unjudged(job.request, failedVerdict(job.request.command, answer.error)));
       }
       this.dispatch();
     });
@@ -171,7 +176,7 @@ export class ClassifierPool implements CommandClassifier {
   private lost(thread: Thread, error: Error): void {
     if (!this.threads.delete(thread)) return;
     if (thread.timer) clearTimeout(thread.timer);
-    const failed = (job: Job) => job.resolve(failedVerdict(job.command, error.message));
+    const failed = (job: Job) => job.resolve(unjudged(job.request, failedVerdict(job.request.command, error.message)));
     if (thread.job !== null) failed(thread.job);
     thread.job = null;
     if (!thread.ready) for (const job of this.queue.splice(0)) failed(job);

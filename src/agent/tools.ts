@@ -144,10 +144,11 @@ export const TOOLS: readonly Tool[] = [
   }),
   tool({
     name: 'classify_command',
-    description: 'The risk verdict run would apply to a command (reversible_low, config_mutation, destructive), without running it.',
-    schema: z.strictObject({ command: CommandText }),
+    description:
+      "The verdict run would apply to a command (reversible_low, config_mutation, destructive) and the operator's policy's decision (allow: runs at once, ask: waits for approval, deny: refused), on target when given; nothing runs.",
+    schema: z.strictObject({ command: CommandText, target: Slug.optional() }),
     annotations: READS,
-    handle: (a, _call, s) => s.executions.classify(a.command),
+    handle: (a, _call, s) => s.executions.classify(a.command, a.target),
   }),
   tool({
     name: 'get_execution_status',

@@ -12,7 +12,7 @@ import { HttpProblem } from './errors.ts';
 import { MinPosition, asOfPosition, awaitPosition, stamp } from './freshness.ts';
 import { PAGE_DEFAULT, PAGE_MAX, PageQuery, linkNext } from './pages.ts';
 import { BODY, CALLER, LAG, WRITE, notFound } from './responses.ts';
-import { Approval, AsOf, Execution, ExecutionStatusReply, PrincipalName, RunReply, Uuid, Written } from './views.ts';
+import { Approval, AsOf, Execution, ExecutionStatusReply, PrincipalName, RunReply, TargetSlug, Uuid, Written } from './views.ts';
 
 const Id = z.strictObject({ id: z.uuid({ error: 'the id must be a UUID' }) });
 
@@ -23,8 +23,9 @@ const NO_SESSION = notFound('No such session (session_not_found)');
 const CLASSIFY_SCHEMA = {
   summary: 'Classify a shell command',
   tags: TAGS,
-  description: 'The verdict run would apply (risk class, rule, reason, the inner commands unwrapped); nothing runs.',
-  body: z.strictObject({ command: CommandText }),
+  description:
+    "The verdict run would apply (risk class, rule, reason, the inner commands unwrapped) with the operator's policy's decision (decision, rule_id, policy_version): on `target` when named, else under the rules that hold on every target; nothing runs.",
+  body: z.strictObject({ command: CommandText, target: TargetSlug.optional() }),
   response: { 200: Verdict, ...CALLER, ...BODY },
 };
 const EXECUTION_SCHEMA = {
@@ -87,8 +88,8 @@ export const executionsApi: FastifyPluginCallbackZod = (app, _options, done) => 
   const { runtime, readWaitMs } = app.nomos;
   const executions = runtime.executions;
 
-  // Exactly the verdict run would apply: the same classifier and time bound, nothing else consulted.
-  app.post('/classify', { schema: CLASSIFY_SCHEMA }, (request) => executions.classify(request.body.command));
+  // Exactly the verdict run would apply: the same classifier, time bound and policy.
+  app.post('/classify', { schema: CLASSIFY_SCHEMA }, (request) => executions.classify(request.body.command, request.body.target));
 
   app.get('/executions/:id', { schema: EXECUTION_SCHEMA }, async (request, reply) => {
     await awaitPosition(runtime, ['executions'], request.query.min_position, readWaitMs);

@@ -1,23 +1,23 @@
 // The operator's policy over HTTP: read it and its history, replace it (operators only; JSON or YAML; If-Match with
 // the version it was read at, 409 when another change came first), and check what it decides for a command on a
-// target beside the classifier's verdict. A document that does not load answers 400 naming each rule and example,
-// and changes nothing. Not yet consulted by `run` (issue 34 wires it in).
+// target beside the classifier's verdict; run a candidate in shadow, read where it disagreed, promote or drop it.
+// A document that does not load answers 400 naming each rule and example, and changes nothing.
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod';
 import YAML from 'yaml';
 import { z } from 'zod';
-import { InvalidPolicy, applyPolicy, currentPolicy, policyHistory } from '../commands/policy.ts';
+import { InvalidPolicy, applyPolicy, currentPolicy, dropShadow, policyHistory, promoteShadow, readPolicy, startShadow } from '../commands/policy.ts';
 import { CommandText } from '../domain/command-text.ts';
-import { decide } from '../domain/policy/index.ts';
+import { DECISIONS } from '../domain/policy/index.ts';
+import { shadowDivergences } from '../projections/executions.ts';
 import { RiskClass } from '../domain/session/events.ts';
 import { commandContext } from './context.ts';
 import { HttpProblem } from './errors.ts';
 import { BODY, CALLER, WRITE } from './responses.ts';
-import { Time } from './views.ts';
+import { TargetSlug, Time } from './views.ts';
 
 const TAGS = ['policy'];
 const Rules = z.array(z.unknown()).describe('the rules: {id, match, targets?, decision: allow|ask|deny, justification, examples?: {match, not_match}}');
 const Who = z.unknown().describe('the actor who applied it ({role, id})');
-const Slug = z.string().min(3).max(200).regex(/^[a-z]+:[A-Za-z0-9._-]+$/, 'must be an entity slug such as host:strong or lxc:rclone');
 
 const GET_SCHEMA = {
   summary: 'The policy in force',
@@ -42,12 +42,59 @@ const PUT_SCHEMA = {
 const CHECK_SCHEMA = {
   summary: 'What the policy decides for a command on a target',
   tags: TAGS,
-  body: z.strictObject({ command: CommandText.min(1), target: Slug }),
+  body: z.strictObject({ command: CommandText.min(1), target: TargetSlug }),
   response: {
     200: z.object({ decision: z.enum(['allow', 'ask', 'deny']), risk_class: RiskClass, rule_id: z.string(), policy_version: z.number().int(), reasons: z.array(z.string()) }),
     ...CALLER,
     ...BODY,
   },
+};
+
+const ShadowDivergence = z.object({
+  execution_id: z.string(),
+  session_id: z.string(),
+  target: z.string(),
+  command: z.string(),
+  at: Time,
+  decision: z.enum(DECISIONS).describe('what the policy in force decided (and was obeyed)'),
+  rule_id: z.string(),
+  shadow_decision: z.enum(DECISIONS).describe('what the candidate would have decided'),
+  shadow_rule_id: z.string(),
+});
+const SHADOW_SCHEMA = {
+  summary: 'The candidate policy in shadow, and where it disagreed with the policy in force',
+  tags: TAGS,
+  description: 'Every command requested since the candidate was put in shadow is decided under both; `decided` counts them, `diverged` those decided differently; `divergences` lists the latest of those.',
+  querystring: z.strictObject({ limit: z.coerce.number().int().min(1).max(1000).optional() }),
+  response: {
+    200: z.object({
+      shadow: z.object({ shadow: z.number().int(), digest: z.string(), rules: Rules, started_at: Time, started_by: Who }).nullable(),
+      decided: z.number().int(),
+      diverged: z.number().int(),
+      divergences: z.array(ShadowDivergence),
+    }),
+    ...CALLER,
+  },
+};
+const SHADOW_PUT_SCHEMA = {
+  summary: 'Run a candidate policy in shadow',
+  tags: TAGS,
+  description: 'Operators only. The same document forms as PUT /policy. From now on every command is also decided under it, recorded and never obeyed; a candidate already in shadow is dropped.',
+  body: z.unknown(),
+  response: { 200: z.object({ shadow: z.number().int(), digest: z.string(), unchanged: z.boolean(), position: z.number().int() }), ...WRITE, ...BODY },
+};
+const PROMOTE_SCHEMA = {
+  summary: 'Switch on the policy in shadow',
+  tags: TAGS,
+  description: 'Operators only. It becomes the next version of the policy in force; `If-Match: <version>` as for PUT /policy. 409 no_shadow_policy when none is in shadow.',
+  headers: z.object({ 'if-match': z.string().max(40).optional() }).passthrough(),
+  response: { 200: z.object({ shadow: z.number().int(), version: z.number().int(), digest: z.string(), position: z.number().int() }), ...WRITE },
+};
+const DROP_SCHEMA = {
+  summary: 'Drop the policy in shadow',
+  tags: TAGS,
+  description: 'Operators only. 409 no_shadow_policy when none is in shadow.',
+  response: { 200: z.object({ shadow: z.number().int(), position: z.number().int() }), ...WRITE },
 };
 
 /** If-Match as a client writes it: 3, "3" or W/"3". */
@@ -74,6 +121,23 @@ function fromYaml(text: string): unknown {
   }
 }
 
+/** The document a request carries: its JSON body, or its YAML text parsed. */
+function documentOf(request: { body: unknown; headers: { 'content-type'?: string | undefined } }): unknown {
+  const body = request.body;
+  const isYaml = typeof body === 'object' && body !== null && 'yaml' in body && Object.keys(body).length === 1 && /yaml/.test(request.headers['content-type'] ?? '');
+  return isYaml ? fromYaml((body as { yaml: string }).yaml) : body;
+}
+
+/** A document that does not load answers 400 naming every problem. */
+async function loading<T>(load: () => Promise<T>): Promise<T> {
+  try {
+    return await load();
+  } catch (error) {
+    if (error instanceof InvalidPolicy) throw new HttpProblem(400, 'invalid_policy', error.message, { problems: error.problems });
+    throw error;
+  }
+}
+
 export const policyApi: FastifyPluginCallbackZod = (app, _options, done) => {
   const { runtime } = app.nomos;
   const deps = runtime.commandDeps;
@@ -94,22 +158,34 @@ export const policyApi: FastifyPluginCallbackZod = (app, _options, done) => {
 
   app.put('/policy', { schema: PUT_SCHEMA }, async (request) => {
     const ctx = commandContext(request, ['operator'], 'change the policy');
-    const body = request.body;
-    const isYaml = typeof body === 'object' && body !== null && 'yaml' in body && Object.keys(body).length === 1 && /yaml/.test(request.headers['content-type'] ?? '');
-    const document = isYaml ? fromYaml((body as { yaml: string }).yaml) : body;
-    try {
-      return await applyPolicy(deps, document, expectedVersion(request.headers['if-match']), ctx);
-    } catch (error) {
-      if (error instanceof InvalidPolicy) throw new HttpProblem(400, 'invalid_policy', error.message, { problems: error.problems });
-      throw error;
-    }
+    return loading(() => applyPolicy(deps, documentOf(request), expectedVersion(request.headers['if-match']), ctx));
   });
 
   app.post('/policy/check', { schema: CHECK_SCHEMA }, async (request) => {
-    const { command, target } = request.body;
-    const [verdict, current] = await Promise.all([runtime.executions.classify(command), currentPolicy(deps)]);
-    const decided = decide(current?.policy ?? null, command, target, verdict);
-    return { decision: decided.decision, risk_class: verdict.risk_class, rule_id: decided.rule_id, policy_version: current?.version ?? 0, reasons: decided.reasons };
+    const { verdict, reasons } = await runtime.executions.judge(request.body.command, request.body.target);
+    return { decision: verdict.decision ?? 'ask', risk_class: verdict.risk_class, rule_id: verdict.rule_id ?? 'classifier', policy_version: verdict.policy_version ?? 0, reasons };
+  });
+
+  app.get('/policy/shadow', { schema: SHADOW_SCHEMA }, async (request) => {
+    const { shadow } = await readPolicy(deps);
+    if (shadow === null) return { shadow: null, decided: 0, diverged: 0, divergences: [] };
+    const seen = await shadowDivergences(runtime.db, shadow.shadow, request.query.limit ?? 100);
+    return { shadow: { shadow: shadow.shadow, digest: shadow.digest, rules: shadow.policy.rules, started_at: shadow.at, started_by: shadow.by }, ...seen };
+  });
+
+  app.put('/policy/shadow', { schema: SHADOW_PUT_SCHEMA }, async (request) => {
+    const ctx = commandContext(request, ['operator'], 'run a policy in shadow');
+    return loading(() => startShadow(deps, documentOf(request), ctx));
+  });
+
+  app.post('/policy/shadow/promote', { schema: PROMOTE_SCHEMA }, async (request) => {
+    const ctx = commandContext(request, ['operator'], 'promote the policy in shadow');
+    return promoteShadow(deps, expectedVersion(request.headers['if-match']), ctx);
+  });
+
+  app.delete('/policy/shadow', { schema: DROP_SCHEMA }, async (request) => {
+    const ctx = commandContext(request, ['operator'], 'drop the policy in shadow');
+    return dropShadow(deps, ctx);
   });
 
   done();

@@ -19,7 +19,7 @@ import { MinPosition, asOfPosition, awaitPosition, stamp } from './freshness.ts'
 import { PAGE_DEFAULT, PAGE_MAX, PageQuery, linkNext } from './pages.ts';
 import { BODY, CALLER, LAG, ROLE, WRITE, notFound } from './responses.ts';
 import { SinceQuery } from './since.ts';
-import { CommandReply, HandOverReply, InspectReply, Plan, PrincipalName, RunReply, SessionDetail, SessionEvents, SessionPage, ToolCalls } from './views.ts';
+import { CommandReply, HandOverReply, InspectReply, Plan, PrincipalName, RunReply, SessionDetail, SessionEvents, SessionPage, TargetSlug, ToolCalls } from './views.ts';
 
 const SessionParams = z.strictObject({ id: z.uuid({ error: 'session id must be a UUID' }) });
 
@@ -95,14 +95,13 @@ const LIST_SCHEMA = {
 /** Who may drive a session: the agent and operators; auditors only read. */
 const WRITERS = ['operator', 'agent'] as const;
 
-const Slug = z.string().min(3).max(200).regex(/^[a-z]+:[A-Za-z0-9._-]+$/, 'must be an entity slug such as host:strong or lxc:rclone');
 
 /** The session's own commands plus the ones that run things (classified, approved and executed by the command layer). */
 const ApiCommand = z.discriminatedUnion('type', [
   ...SessionCommand.options,
-  z.strictObject({ type: z.literal('run'), target: Slug, command: CommandText.min(1) }),
-  z.strictObject({ type: z.literal('classify_command'), command: CommandText }),
-  z.strictObject({ type: z.literal('inspect_path'), path: PathText, targets: z.array(Slug).min(1).max(50) }),
+  z.strictObject({ type: z.literal('run'), target: TargetSlug, command: CommandText.min(1) }),
+  z.strictObject({ type: z.literal('classify_command'), command: CommandText, target: TargetSlug.optional() }),
+  z.strictObject({ type: z.literal('inspect_path'), path: PathText, targets: z.array(TargetSlug).min(1).max(50) }),
 ]);
 
 const SESSION_READS = ['sessions', 'transcript', 'plans', 'model_calls'] as const;
@@ -190,7 +189,7 @@ export const sessionsApi: FastifyPluginCallbackZod = (app, _options, done) => {
         return runtime.executions.inspectPath(id, body.path, body.targets, ctx());
       case 'classify_command':
         ctx();
-        return runtime.executions.classify(body.command);
+        return runtime.executions.classify(body.command, body.target);
       default:
         return executeSessionCommand(deps, id, body, ctx());
     }

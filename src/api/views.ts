@@ -8,6 +8,9 @@ import { Outcome, RefusalReason, StepStatus, Verdict } from '../domain/session/e
 import { ApprovalStatus, ExecutionStatus } from '../projections/executions.ts';
 import { apiSchemas } from './responses.ts';
 
+/** A run's target as a client names it. */
+export const TargetSlug = z.string().min(3).max(200).regex(/^[a-z]+:[A-Za-z0-9._-]+$/, 'must be an entity slug such as host:strong or lxc:rclone');
+
 export const Uuid = z.uuid();
 export const Time = z.string().meta({ format: 'date-time' });
 const Position = z.number().int().describe('global position of an event in the log');
@@ -213,6 +216,9 @@ export const Execution = z.object({
   finished_at: Time.nullable(),
   duration_ms: z.number().int().nullable(),
   session_deleted: z.boolean().describe('its session was deleted (shown only with include_deleted=true)'),
+  decision: z.enum(['allow', 'ask', 'deny']).nullable().describe("the operator's policy's decision (null: requested before the policy was consulted)"),
+  rule_id: z.string().nullable().describe('the rule that decided: a rule id, classifier (no rule matched) or floor (the floor overrode an allow)'),
+  policy_version: z.number().int().nullable().describe('the policy version in force (0: none)'),
 });
 
 /**
@@ -250,6 +256,8 @@ export const Approval = z.object({
   session_goal: z.string().nullable(),
   verdict: Verdict.nullable(),
   session_deleted: z.boolean().describe('its session was deleted (listed only with include_deleted=true)'),
+  rule_id: z.string().nullable().describe('the rule that asked for it, or classifier / floor (null: before the policy was consulted)'),
+  policy_version: z.number().int().nullable(),
 });
 
 // ---- fleet ----

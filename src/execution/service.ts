@@ -5,15 +5,17 @@
 // what follows a success in the inventory is src/execution/reactions.ts.
 import { createHash } from 'node:crypto';
 import { type Actor, NotFound, RuleViolation } from '../domain/messages.ts';
-import { classify, isKnownLong, RULES_VERSION, type Verdict as RiskVerdict } from '../domain/risk/index.ts';
+import { EVERY_TARGET, judge, type Policy, type PolicyDecision } from '../domain/policy/index.ts';
+import { isKnownLong, RULES_VERSION } from '../domain/risk/index.ts';
 import { retryIdentity } from '../domain/session/retry-identity.ts';
 import { quoteValue } from '../domain/risk/quote.ts';
 import type { ExecutionOutcome } from '../domain/session/commands.ts';
-import type { RefusalReason, SessionEvent, Verdict } from '../domain/session/events.ts';
+import type { RefusalReason, SessionEvent, ShadowDecision, Verdict } from '../domain/session/events.ts';
 import { hostAddresses } from '../projections/entities.ts';
 import { type ApprovalView, getApproval, getExecution } from '../projections/executions.ts';
 import { pinHostKey, resolveTarget, TargetUnreachable } from '../commands/entity.ts';
 import type { CommandContext, CommandDeps } from '../commands/context.ts';
+import { readPolicy } from '../commands/policy.ts';
 import { runSessionCommand } from '../commands/session.ts';
 import type { CommandClassifier } from '../ports/classifier.ts';
 import { type ExecHandle, type ExecResult, type ExecTarget, type Executor, ExecutorConnectError, HostKeyMismatchError } from '../ports/executor.ts';
@@ -65,6 +67,13 @@ export interface RunReply {
   hint?: string;
 }
 
+/** A verdict with the policy's decision on it, the policy's reasons, and a shadow candidate's decision if one runs. */
+export interface Judged {
+  readonly verdict: Verdict;
+  readonly reasons: string[];
+  readonly shadow?: ShadowDecision;
+}
+
 export interface InspectRow {
   target: string;
   execution_id: string | null;
@@ -102,25 +111,38 @@ export class ExecutionService {
     readonly settings: ExecutionSettings,
     readonly live: LiveExecutions,
     private readonly log: (message: string, error?: unknown) => void = () => undefined,
-    private readonly classifier: CommandClassifier = { classify: (command) => Promise.resolve(classify(command)) },
+    private readonly classifier: CommandClassifier = { classify: (command) => Promise.resolve(judge({ command }).verdict), judge: (request) => Promise.resolve(judge(request)) },
   ) {}
 
-  /** The verdict run would apply, within the classifier's time bound (classify_command, POST /classify). */
-  classify(command: string): Promise<RiskVerdict> {
-    return this.classifier.classify(command);
+  /**
+   * The verdict run would apply to the command on the target, within the classifier's time bound, with the
+   * decision of the policy in force (and of a candidate in shadow) and why (classify_command, POST /classify,
+   * POST /policy/check). Without a target, only the rules that hold on every target are consulted.
+   */
+  async judge(command: string, target: string = EVERY_TARGET): Promise<Judged> {
+    const { versions, shadow } = await readPolicy(this.deps);
+    const current = versions.at(-1) ?? null;
+    const policies: (Policy | null)[] = shadow === null ? [current?.policy ?? null] : [current?.policy ?? null, shadow.policy];
+    const judged = await this.classifier.judge({ command, target, policies });
+    const [decided, shadowed] = judged.decisions as [PolicyDecision, PolicyDecision | undefined];
+    const verdict: Verdict = { ...judged.verdict, decision: decided.decision, rule_id: decided.rule_id, policy_version: current?.version ?? 0 };
+    return {
+      verdict,
+      reasons: decided.reasons,
+      ...(shadow !== null && shadowed !== undefined && { shadow: { shadow: shadow.shadow, decision: shadowed.decision, rule_id: shadowed.rule_id } }),
+    };
+  }
+
+  /** The verdict run would apply, with the policy's decision where rules hold on every target (classify_command, POST /classify). */
+  async classify(command: string, target?: string): Promise<Verdict> {
+    return (await this.judge(command, target)).verdict;
   }
 
   async run(sessionId: string, input: { target: string; command: string }, ctx: CommandContext): Promise<RunReply> {
-    const verdict = await this.classifier.classify(input.command);
     // A target nothing can reach (no key configured, no address known) is refused before anyone is asked to approve it.
-    let target: ExecTarget | null = null;
-    let unreachable = this.executor ? undefined : NO_KEY;
-    try {
-      target = await resolveTarget(this.deps.store, input.target);
-    } catch (error) {
-      if (!(error instanceof TargetUnreachable)) throw error;
-      unreachable = error.message;
-    }
+    const [{ verdict, shadow }, resolved] = await Promise.all([this.judge(input.command, input.target), this.resolve(input.target)]);
+    const target = resolved.target;
+    const unreachable = this.executor ? resolved.unreachable : NO_KEY;
     const execution_id = this.deps.newId();
     const known_long = isKnownLong(input.command);
     const handled = await runSessionCommand(this.deps, sessionId, {
@@ -136,10 +158,12 @@ export class ExecutionService {
       known_long,
       approval_ttl_ms: this.settings.approvalTtlMs,
       ...(unreachable !== undefined && { unreachable }),
+      ...(shadow !== undefined && { shadow }),
     }, ctx);
     const base = { execution_id, target: input.target, verdict, position: handled.position };
     const refused = find(handled.events, 'ExecutionRefused');
     if (refused) return { ...base, status: 'refused', reason: refused.data.reason, detail: refused.data.detail };
+    const decided = verdict.rule_id === 'classifier' ? verdict.risk_class : `rule ${verdict.rule_id} of the operator's policy (version ${verdict.policy_version})`;
     const approval = find(handled.events, 'ApprovalRequested');
     if (approval) {
       return {
@@ -147,11 +171,21 @@ export class ExecutionService {
         status: 'approval_required',
         approval_id: approval.data.approval_id,
         expires_at: approval.data.expires_at,
-        hint: `${verdict.risk_class}: waiting for an operator (POST /approvals/${approval.data.approval_id}/approve). Do not resubmit it; ask the operator or carry on with something else.`,
+        hint: `${decided}: waiting for an operator (POST /approvals/${approval.data.approval_id}/approve). Do not resubmit it; ask the operator or carry on with something else.`,
       };
     }
     if (target === null) throw new Error(`execution ${execution_id}: an unreachable target was not refused`);
     return this.start(sessionId, execution_id, input.command, target, input.target, verdict, known_long, ctx);
+  }
+
+  /** The target as it resolves, or why nothing can reach it. */
+  private async resolve(slug: string): Promise<{ target: ExecTarget | null; unreachable?: string }> {
+    try {
+      return { target: await resolveTarget(this.deps.store, slug) };
+    } catch (error) {
+      if (!(error instanceof TargetUnreachable)) throw error;
+      return { target: null, unreachable: error.message };
+    }
   }
 
   /**

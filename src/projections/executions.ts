@@ -19,13 +19,14 @@ import type { Queryable, Transaction } from '../ports/db.ts';
 import type { ProjectedEvent } from '../ports/event-store.ts';
 import { inPlaceParser } from '../domain/in-place.ts';
 import { Actor, EventMetadata } from '../domain/messages.ts';
-import { type SessionEvent, Verdict } from '../domain/session/events.ts';
+import { Decision, type SessionEvent, Verdict } from '../domain/session/events.ts';
 import { RowSet, type TableShape } from './batch.ts';
 import type { Projection } from './projection.ts';
 import { isoOrNull, sessionEventsIn } from './rows.ts';
 
 // 2: a deleted session's rows are kept, marked session_deleted (migration 022), instead of dropped.
-const EXECUTIONS_VERSION = 2;
+// 3: what decided under the operator's policy, and a shadow candidate's decision (migration 024).
+const EXECUTIONS_VERSION = 3;
 
 // What the rules read off an event's envelope; the rest of it passes unread (loose: checked without a copy).
 const parseMeta = inPlaceParser(EventMetadata.pick({ occurred_at: true, actor: true }).loose());
@@ -56,6 +57,12 @@ type ExecutionRecord = {
   duration_ms: number | null;
   event_position: number;
   session_deleted: boolean;
+  decision: string | null;
+  rule_id: string | null;
+  policy_version: number | null;
+  shadow: number | null;
+  shadow_decision: string | null;
+  shadow_rule_id: string | null;
 };
 
 type ApprovalRecord = {
@@ -73,20 +80,23 @@ type ApprovalRecord = {
   decided_at: string | null;
   decision_reason: string | null;
   session_deleted: boolean;
+  rule_id: string | null;
+  policy_version: number | null;
 };
 
 const EXECUTIONS: TableShape<ExecutionRecord> = {
   table: 'executions',
   key: ['id'],
   columns: ['id', 'session_id', 'target', 'command', 'risk_class', 'rule', 'reason', 'verdict', 'known_long', 'status', 'approval_id', 'exit_code', 'signal',
-    'error', 'stdout_tail', 'stderr_tail', 'refusal', 'requested_by', 'requested_at', 'started_at', 'finished_at', 'duration_ms', 'event_position', 'session_deleted'],
+    'error', 'stdout_tail', 'stderr_tail', 'refusal', 'requested_by', 'requested_at', 'started_at', 'finished_at', 'duration_ms', 'event_position', 'session_deleted',
+    'decision', 'rule_id', 'policy_version', 'shadow', 'shadow_decision', 'shadow_rule_id'],
 };
 
 const APPROVALS: TableShape<ApprovalRecord> = {
   table: 'approvals',
   key: ['id'],
   columns: ['id', 'session_id', 'execution_id', 'command', 'target', 'risk_class', 'status', 'requested_by', 'requested_at', 'expires_at', 'decided_by',
-    'decided_at', 'decision_reason', 'session_deleted'],
+    'decided_at', 'decision_reason', 'session_deleted', 'rule_id', 'policy_version'],
 };
 
 /** A session event of the batch with what the rules read off its envelope. */
@@ -158,7 +168,8 @@ class Batch {
           id: d.execution_id, session_id: sessionId, target: d.target, command: d.command, risk_class: d.verdict.risk_class, rule: d.verdict.rule,
           reason: d.verdict.reason, verdict: d.verdict, known_long: d.known_long, status: 'requested', approval_id: null, exit_code: null, signal: null,
           error: null, stdout_tail: null, stderr_tail: null, refusal: null, requested_by: actor, requested_at: at, started_at: null, finished_at: null,
-          duration_ms: null, event_position: position, session_deleted: false,
+          duration_ms: null, event_position: position, session_deleted: false, decision: d.verdict.decision ?? null, rule_id: d.verdict.rule_id ?? null,
+          policy_version: d.verdict.policy_version ?? null, shadow: d.shadow?.shadow ?? null, shadow_decision: d.shadow?.decision ?? null, shadow_rule_id: d.shadow?.rule_id ?? null,
         });
         return;
       }
@@ -168,6 +179,7 @@ class Batch {
           this.approvals.put({
             id: d.approval_id, session_id: sessionId, execution_id: d.execution_id, command: d.command, target: d.target, risk_class: d.risk_class,
             status: 'pending', requested_by: actor, requested_at: at, expires_at: d.expires_at, decided_by: null, decided_at: null, decision_reason: null, session_deleted: false,
+            rule_id: d.rule_id ?? null, policy_version: d.policy_version ?? null,
           });
         }
         this.update(d.execution_id, { status: 'awaiting_approval', approval_id: d.approval_id });
@@ -285,6 +297,9 @@ const ExecutionRow = z.object({
   finished_at: z.date().nullable(),
   duration_ms: z.number().int().nullable(),
   session_deleted: z.boolean(),
+  decision: Decision.nullable(),
+  rule_id: z.string().nullable(),
+  policy_version: z.number().int().nullable(),
 });
 
 export type ExecutionView = Omit<z.infer<typeof ExecutionRow>, 'requested_at' | 'started_at' | 'finished_at'> & {
@@ -294,7 +309,7 @@ export type ExecutionView = Omit<z.infer<typeof ExecutionRow>, 'requested_at' | 
 };
 
 const EXECUTION_COLUMNS = `id, session_id, target, command, verdict, known_long, status, approval_id, exit_code, signal, error,
-  stdout_tail, stderr_tail, refusal, requested_by, requested_at, started_at, finished_at, duration_ms, session_deleted`;
+  stdout_tail, stderr_tail, refusal, requested_by, requested_at, started_at, finished_at, duration_ms, session_deleted, decision, rule_id, policy_version`;
 
 function toExecution(raw: unknown): ExecutionView {
   const row = ExecutionRow.parse(raw);
@@ -345,6 +360,8 @@ const ApprovalRow = z.object({
   session_goal: z.string().nullable(),
   verdict: Verdict.nullable(),
   session_deleted: z.boolean(),
+  rule_id: z.string().nullable(),
+  policy_version: z.number().int().nullable(),
 });
 
 export type ApprovalView = Omit<z.infer<typeof ApprovalRow>, 'requested_at' | 'expires_at' | 'decided_at'> & {
@@ -355,7 +372,7 @@ export type ApprovalView = Omit<z.infer<typeof ApprovalRow>, 'requested_at' | 'e
 
 // The goal comes from the sessions read model, the verdict from the execution: one query, no lookups per row.
 const APPROVAL_SELECT = `SELECT a.id, a.session_id, a.execution_id, a.command, a.target, a.risk_class, a.status, a.requested_by, a.requested_at,
-    a.expires_at, a.decided_by, a.decided_at, a.decision_reason, s.goal AS session_goal, e.verdict, a.session_deleted
+    a.expires_at, a.decided_by, a.decided_at, a.decision_reason, s.goal AS session_goal, e.verdict, a.session_deleted, a.rule_id, a.policy_version
   FROM approvals a LEFT JOIN sessions s ON s.id = a.session_id LEFT JOIN executions e ON e.id = a.execution_id`;
 
 function toApproval(raw: unknown): ApprovalView {
@@ -386,6 +403,40 @@ export async function listApprovals(
 export async function getApproval(db: Queryable, id: string): Promise<ApprovalView | null> {
   const { rows } = await db.query(`${APPROVAL_SELECT} WHERE a.id = $1`, [id]);
   return rows[0] === undefined ? null : toApproval(rows[0]);
+}
+
+type DecisionName = z.infer<typeof Decision>;
+
+export interface ShadowDivergence {
+  execution_id: string;
+  session_id: string;
+  target: string;
+  command: string;
+  at: string;
+  decision: DecisionName;
+  rule_id: string;
+  shadow_decision: DecisionName;
+  shadow_rule_id: string;
+}
+
+/** Where a candidate policy in shadow decided otherwise than the policy in force: counts, and the latest such executions. */
+export async function shadowDivergences(db: Queryable, shadow: number, limit: number): Promise<{ decided: number; diverged: number; divergences: ShadowDivergence[] }> {
+  const [counts, rows] = await Promise.all([
+    db.query<{ decided: number; diverged: number }>(
+      'SELECT count(*)::int AS decided, count(*) FILTER (WHERE shadow_decision IS DISTINCT FROM decision)::int AS diverged FROM executions WHERE shadow = $1',
+      [shadow],
+    ),
+    db.query<Omit<ShadowDivergence, 'at'> & { at: Date | string }>(
+      `SELECT id AS execution_id, session_id, target, command, requested_at AS at, decision, rule_id, shadow_decision, shadow_rule_id FROM executions
+        WHERE shadow = $1 AND shadow_decision IS DISTINCT FROM decision ORDER BY event_position DESC LIMIT $2`,
+      [shadow, limit],
+    ),
+  ]);
+  return {
+    decided: Number(counts.rows[0]?.decided ?? 0),
+    diverged: Number(counts.rows[0]?.diverged ?? 0),
+    divergences: rows.rows.map((r) => ({ ...r, at: new Date(r.at).toISOString() })),
+  };
 }
 
 /** Pending approvals past their expiry, for the sweep that records them as expired. */

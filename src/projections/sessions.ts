@@ -414,6 +414,7 @@ function countRefusal(row: SessionRow, reason: RefusalReason): void {
     case 'already_running':
     case 'binding_mismatch':
     case 'session_deleted':
+    case 'policy_denied':
       return;
     default: {
       const unhandled: never = reason;

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ClassifierPool } from '../../src/adapters/classifier-pool.ts';
+import { judge, loadPolicy } from '../../src/domain/policy/index.ts';
 import { classify, MAX_COMMAND_BYTES, RULES } from '../../src/domain/risk/index.ts';
 
 /** `unit` repeated, joined by `sep`, to fill the largest command accepted. */
@@ -48,6 +49,25 @@ describe('the classifier pool', () => {
     expect(inlineMs).toBeGreaterThan(0);
     expect(ticks).toBeGreaterThan(1);
   }, 60_000);
+
+  it("decides each policy on the thread as judge() does in process: the policy in force, a candidate, and the parts", async () => {
+    const loaded = loadPolicy({
+      rules: [
+        { id: 'no-ls', match: ['ls', '/root'], decision: 'deny', justification: 'private' },
+        { id: 'id-ok', match: ['id'], targets: ['lxc:*'], decision: 'allow', justification: 'harmless' },
+      ],
+    });
+    if (!loaded.ok) throw new Error(JSON.stringify(loaded.problems));
+    const long = `${'id; '.repeat(60)}sudo sh -c 'ls /root'`;
+    for (const request of [
+      { command: long, target: 'lxc:box', policies: [null, loaded.policy], parts: true },
+      { command: fill('id', ' ; '), target: 'lxc:box', policies: [loaded.policy] },
+      { command: WORST, target: 'host:strong', policies: [loaded.policy, null] },
+    ]) {
+      expect(await pool.judge(request)).toEqual(judge(request));
+    }
+    expect((await pool.judge({ command: long, target: 'lxc:box', policies: [loaded.policy] })).decisions[0]).toMatchObject({ decision: 'deny', rule_id: 'no-ls' });
+  }, 60_000);
 });
 
 describe('the time bound', () => {
@@ -58,6 +78,11 @@ describe('the time bound', () => {
       await pool.classify('ls'); // started and ready, so the bound counts the classification alone
       const verdict = await pool.classify(SLOWEST);
       expect(verdict).toMatchObject({ risk_class: 'destructive', rule: 'too-slow', inner_commands: [] });
+      // Decided under a policy, a command not judged in time matches no rule (even one allowing its words) and asks.
+      const allowAll = { rules: [{ id: 'id-ok', match: ['id'], targets: ['*'], decision: 'allow' as const, justification: 'harmless' }] };
+      const judged = await pool.judge({ command: SLOWEST, target: 'host:strong', policies: [allowAll] });
+      expect(judged.verdict.rule).toBe('too-slow');
+      expect(judged.decisions).toEqual([expect.objectContaining({ decision: 'ask', rule_id: 'classifier' })]);
       expect(verdict.reason).toBe(`${SLOWEST.slice(0, 200)}…: too slow to classify (over 300 ms): what it runs is not known`);
       expect(await pool.classify('rm -rf /srv/x')).toEqual(classify('rm -rf /srv/x'));
       expect(pool.threadCount).toBe(1);

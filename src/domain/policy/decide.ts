@@ -46,13 +46,14 @@ interface Covered {
 /**
  * The decision on `command` run on `target`, given the classifier's verdict on it. Without a policy, or with no rule
  * matching a part of the command on that target, the verdict decides (read-only: allow; anything else: ask). The
- * command is walked again (`judgedParts`) when a rule holds on the target: a command large enough to be classified on
- * a worker thread is best decided there too.
+ * command's parts are walked (`judgedParts`) only when a rule holds on the target, unless the caller passes them
+ * (judged once for several policies, or read from where they were kept); a verdict the classifier could not give
+ * (too slow, failed) has no parts to pass: every part then counts as uncovered, and the floor asks.
  */
-export function decide(policy: Policy | null, command: string, target: string, verdict: Verdict): PolicyDecision {
+export function decide(policy: Policy | null, command: string, target: string, verdict: Verdict, judged?: readonly JudgedPart[]): PolicyDecision {
   const fallback = classifierDecision(verdict);
   const rules = policy?.rules.filter((rule) => coversTarget(rule.targets, target)) ?? [];
-  const parts = rules.length === 0 ? [] : judgedParts(command);
+  const parts = rules.length === 0 ? [] : (judged ?? judgedParts(command));
   const covered: Covered[] = [];
   const uncovered: JudgedPart[] = [];
   for (const part of parts) {

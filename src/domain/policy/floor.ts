@@ -10,6 +10,9 @@ import type { RiskClass } from '../risk/index.ts';
  */
 export const FLOOR_RULES: ReadonlySet<string> = new Set([
   'opaque-code',
+  // An argument known only at run time where an option may run a program (sort --compress-program=$X, a name
+  // find -exec or xargs -I puts there).
+  'dynamic-option',
   'wrapper-option',
   'unparseable',
   'too-complex',

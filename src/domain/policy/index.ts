@@ -8,4 +8,6 @@ export { belowFloor, FLOOR_RULES } from './floor.ts';
 export type { LoadedPolicy, PolicyProblem } from './load.ts';
 export { loadPolicy } from './load.ts';
 export { ruleMatches } from './match.ts';
-export { coversTarget, targetMatches } from './targets.ts';
+export { coversTarget, EVERY_TARGET, targetMatches } from './targets.ts';
+export type { JudgeRequest, Judgement } from './judge.ts';
+export { judge, unjudged } from './judge.ts';

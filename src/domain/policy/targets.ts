@@ -29,3 +29,6 @@ export function targetMatches(pattern: string, target: string): boolean {
 }
 
 export const coversTarget = (targets: readonly string[], target: string): boolean => targets.some((pattern) => targetMatches(pattern, target));
+
+/** The target a decision is made for when none is named: only the rules that hold on every target (`*`) apply. */
+export const EVERY_TARGET = '*';

@@ -18,7 +18,7 @@ export { OPAQUE_CODE_RULE } from './rules-opaque.ts';
 export { assignmentFinding } from './rules-exposure.ts';
 
 /** Bump whenever a rule changes: approvals hash it in, so a changed rule set never reuses an old approval. */
-export const RULES_VERSION = 5;
+export const RULES_VERSION = 6;
 
 export const REDIRECT_RULE: Rule = {
   id: 'redirect-write',

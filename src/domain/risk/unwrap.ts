@@ -288,13 +288,23 @@ function docker(inv: Invocation): Payload[] | undefined {
   return command(inv.args.slice(containerAt + 1), 'docker exec without a command');
 }
 
+/** What find puts where `{}` stands in an -exec command: the name of each file it finds. */
+const FOUND_NAME = '{}';
+
+/**
+ * find -exec (-execdir, -ok, -okdir) runs its command with `{}` replaced by each name found, wherever it stands in
+ * a word: such a word is known only at run time (`-exec sort --compress-program={} x` runs a found file), and a
+ * command whose name or shell script holds it runs what the names say (`-exec sh -c 'cat {}'`).
+ */
 function find(inv: Invocation): Payload[] | undefined {
   const payloads: Payload[] = [];
   inv.args.forEach((w, i) => {
     if (!['-exec', '-execdir', '-ok', '-okdir'].includes(w.value ?? '')) return;
     const rest = inv.args.slice(i + 1);
     const end = rest.findIndex((r) => r.value === ';' || r.value === '+');
-    payloads.push(...command(end === -1 ? rest : rest.slice(0, end), `find ${w.value ?? ''} without a command`));
+    const run = end === -1 ? rest : rest.slice(0, end);
+    if (buildsCode(run, FOUND_NAME)) payloads.push(hidden(`the command it runs is built from the names it finds (${FOUND_NAME})`));
+    else payloads.push(...command(filledFromInput(run, FOUND_NAME), `find ${w.value ?? ''} without a command`));
   });
   return payloads.length > 0 ? payloads : undefined;
 }
@@ -355,7 +365,8 @@ function replaceString(options: readonly Word[]): string | undefined {
 
 /**
  * The command's words with the placeholder in them as what they are: input, unknown until it runs. A word `R` is
- * any argument, an option too (`echo --compress-program=sh | xargs -I R sort R` runs sh), never the literal R.
+ * any argument, an option too (`echo --compress-program=sh | xargs -I R sort R` runs sh), never the literal R. The
+ * command's name is left as written: buildsCode has judged a name that holds the placeholder.
  */
 function filledFromInput(rest: readonly Word[], replace: string): Word[] {
   return rest.map((w, i) => {

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { CommandText, pathTextProblem } from '../command-text.ts';
 import type { Actor } from '../messages.ts';
-import { type ModelCall, Outcome, type RefusalReason, type TurnFailureReason, type Verdict } from './events.ts';
+import { type ModelCall, Outcome, type RefusalReason, type ShadowDecision, type TurnFailureReason, type Verdict } from './events.ts';
 
 const text = z.string().min(1).max(100_000);
 
@@ -108,6 +108,8 @@ export type SessionExecutionCommand =
       approval_ttl_ms: number;
       /** Set when the command layer already knows nothing can reach the target (no key, no address): refused at once, never asked for. */
       unreachable?: string;
+      /** What a candidate policy in shadow would decide: recorded with the request, never obeyed. */
+      shadow?: ShadowDecision;
     }
   | { type: 'start_execution'; execution_id: string; binding: string }
   | { type: 'finish_execution'; execution_id: string; outcome: ExecutionOutcome }

@@ -1,10 +1,11 @@
 // Rules for running commands in a session: what runs at once, what waits for an approval, the retry cap,
-// the assent window, and approvals bound to exactly what will run. Classification and hashing happen
-// before (in the command layer); these rules only decide on their results and the session's history.
+// the assent window, the operator's policy (its decision travels on the verdict), and approvals bound to exactly
+// what will run. Classification, the policy's decision and hashing happen before (in the command layer); these
+// rules only decide on their results and the session's history.
 import { NotFound, RuleViolation, type CommandMetadata, sameActor } from '../messages.ts';
 import { actingAs } from './owner.ts';
 import type { SessionExecutionCommand } from './commands.ts';
-import type { SessionEvent } from './events.ts';
+import type { SessionEvent, Verdict } from './events.ts';
 import type { Approval, Execution, SessionState, UnsuccessfulAttempt } from './state.ts';
 
 /**
@@ -92,8 +93,16 @@ export function decideExecution(command: SessionExecutionCommand, state: Session
 function decideRequest(command: CommandOf<'request_execution'>, state: SessionState, meta: CommandMetadata): SessionEvent[] {
   requireOpen(state, 'run a command');
   if (state.executions.has(command.execution_id)) throw new RuleViolation('duplicate_execution', `Execution ${command.execution_id} already exists.`);
-  const { execution_id, target, command: text, verdict, rules_version, command_hash, binding, known_long } = command;
-  const requested: SessionEvent = { type: 'ExecutionRequested', data: { execution_id, target, command: text, verdict, rules_version, command_hash, binding, known_long } };
+  const { execution_id, target, command: text, verdict, rules_version, command_hash, binding, known_long, shadow } = command;
+  const requested: SessionEvent = {
+    type: 'ExecutionRequested',
+    data: { execution_id, target, command: text, verdict, rules_version, command_hash, binding, known_long, ...(shadow !== undefined && { shadow }) },
+  };
+  // A rule refuses it: nothing else about it matters, and nobody is asked.
+  if (verdict.decision === 'deny') {
+    const detail = `The operator's policy refuses this command on ${target} (rule ${verdict.rule_id ?? '?'}, policy version ${verdict.policy_version ?? '?'}); nothing ran. Do not rephrase it to get around the rule: ask the operator.`;
+    return [requested, { type: 'ExecutionRefused', data: { execution_id, reason: 'policy_denied', detail } }];
+  }
 
   const running = [...state.executions.values()].find((e) => e.commandHash === command_hash && e.status === 'running');
   if (running) {
@@ -106,15 +115,28 @@ function decideRequest(command: CommandOf<'request_execution'>, state: SessionSt
   }
   // Nothing can reach the target (no key, no address): refused now, never put before an operator to approve.
   if (command.unreachable !== undefined) return [requested, { type: 'ExecutionRefused', data: { execution_id, reason: 'unreachable', detail: command.unreachable } }];
-  if (verdict.risk_class === 'reversible_low') return [requested];
-  // The window is granted to one actor: a command anyone else sends here still asks.
-  const assented = state.assentUntil !== null && state.assentUntil > meta.now && sameActor(state.assentFor, actingAs(state, meta));
-  if (verdict.risk_class === 'config_mutation' && assented) return [requested];
+  if (runsAtOnce(verdict, state, meta)) return [requested];
   const expires_at = new Date(Date.parse(meta.now) + command.approval_ttl_ms).toISOString();
+  const decidedBy = verdict.rule_id === undefined ? {} : { rule_id: verdict.rule_id, policy_version: verdict.policy_version ?? 0 };
   return [
     requested,
-    { type: 'ApprovalRequested', data: { approval_id: meta.commandId, execution_id, command: text, target, risk_class: verdict.risk_class, binding, expires_at } },
+    { type: 'ApprovalRequested', data: { approval_id: meta.commandId, execution_id, command: text, target, risk_class: verdict.risk_class, binding, expires_at, ...decidedBy } },
   ];
+}
+
+/**
+ * Whether a command runs without an approval. The policy's decision when there is one: allow runs, ask asks. An
+ * assent window lets a config_mutation through only where the classifier decided (no rule matched, or the floor
+ * asked): a rule that says ask is the operator saying "always ask". Without a decision (a request made before the
+ * policy was consulted) the verdict alone decides, as it did then.
+ */
+function runsAtOnce(verdict: Verdict, state: SessionState, meta: CommandMetadata): boolean {
+  if (verdict.decision === 'allow') return true;
+  if (verdict.decision === undefined && verdict.risk_class === 'reversible_low') return true;
+  if (verdict.rule_id !== undefined && verdict.rule_id !== 'classifier' && verdict.rule_id !== 'floor') return false;
+  // The window is granted to one actor: a command anyone else sends here still asks.
+  const assented = state.assentUntil !== null && state.assentUntil > meta.now && sameActor(state.assentFor, actingAs(state, meta));
+  return verdict.risk_class === 'config_mutation' && assented;
 }
 
 const ATTEMPT_WORDS: Record<UnsuccessfulAttempt, string> = {

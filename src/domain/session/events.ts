@@ -25,12 +25,34 @@ const id = z.string().min(1).max(200);
 export const RiskClass = z.enum(['reversible_low', 'config_mutation', 'destructive']);
 export type RiskClass = z.infer<typeof RiskClass>;
 
-/** The classifier's verdict, as recorded with the execution it decided. */
-export const Verdict = z.object({ risk_class: RiskClass, reason: z.string(), rule: z.string(), inner_commands: z.array(z.string()) });
+export const Decision = z.enum(['allow', 'ask', 'deny']);
+
+/**
+ * The classifier's verdict, as recorded with the execution it decided, and what decided it under the operator's
+ * policy: `decision` (allow: ran at once; ask: waited for an approval; deny: refused), the deciding `rule_id` (a
+ * rule's id, `classifier` when no rule matched, `floor` when the floor turned a rule's allow into ask) and the
+ * `policy_version` in force (0: none). Absent on executions requested before the policy was consulted.
+ */
+export const Verdict = z.object({
+  risk_class: RiskClass,
+  reason: z.string(),
+  rule: z.string(),
+  inner_commands: z.array(z.string()),
+  decision: Decision.optional(),
+  rule_id: z.string().max(200).optional(),
+  policy_version: z.number().int().nonnegative().optional(),
+});
 export type Verdict = z.infer<typeof Verdict>;
 
-/** lost: approved, but the server that was to start it stopped first, and the approval's window had passed when another server found it. */
-export const RefusalReason = z.enum(['retry_cap', 'already_running', 'host_key_mismatch', 'binding_mismatch', 'unreachable', 'lost', 'session_deleted']);
+/**
+ * lost: approved, but the server that was to start it stopped first, and the approval's window had passed when
+ * another server found it. policy_denied: a rule of the operator's policy refuses it (the verdict names the rule).
+ */
+export const RefusalReason = z.enum(['retry_cap', 'already_running', 'host_key_mismatch', 'binding_mismatch', 'unreachable', 'lost', 'session_deleted', 'policy_denied']);
+
+/** What a candidate policy in shadow would have decided for an execution (recorded, never obeyed). */
+export const ShadowDecision = z.object({ shadow: z.number().int().positive(), decision: Decision, rule_id: z.string().max(200) });
+export type ShadowDecision = z.infer<typeof ShadowDecision>;
 export type RefusalReason = z.infer<typeof RefusalReason>;
 
 const count = z.number().int().nonnegative();
@@ -126,6 +148,8 @@ export const sessionEventSchemas = {
     binding: z.string(),
     /** Known to take long (apt upgrade, rclone sync…): answered as pending at once. */
     known_long: z.boolean(),
+    /** What the candidate policy in shadow, if one was, would have decided. */
+    shadow: ShadowDecision.optional(),
   }),
   ExecutionRefused: z.object({ execution_id: id, reason: RefusalReason, detail: z.string() }),
   ExecutionStarted: z.object({ execution_id: id }),
@@ -141,6 +165,9 @@ export const sessionEventSchemas = {
     risk_class: z.string(),
     binding: z.string(),
     expires_at: z.iso.datetime({ offset: true }),
+    /** The rule that asked for it (see Verdict), and the policy's version; absent before the policy was consulted. */
+    rule_id: z.string().max(200).optional(),
+    policy_version: z.number().int().nonnegative().optional(),
   }),
   ApprovalGranted: z.object({ approval_id: id }),
   ApprovalDenied: z.object({ approval_id: id, reason: z.string() }),

@@ -67,6 +67,7 @@ function attemptRefused(reason: RefusalReason): UnsuccessfulAttempt | null {
     case 'already_running':
     case 'binding_mismatch':
     case 'session_deleted':
+    case 'policy_denied':
       return null;
     default: {
       const unhandled: never = reason;

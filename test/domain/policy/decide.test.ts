@@ -137,3 +137,42 @@ describe('the floor: an allow never covers a destructive command or code the cla
     expect(decideOn(policyOf({ id: 'apt', match: ['apt-get', 'install'], decision: 'allow' }), 'apt-get install -y jq')).toMatchObject({ decision: 'allow', rule_id: 'apt' });
   });
 });
+
+describe("a placeholder filled at run time is never what an allow rule allows (find -exec {}, xargs -I R)", () => {
+  // Rules an operator might well write: find and sort and cat are routine reads here.
+  const routine = policyOf(
+    { id: 'find', match: ['find'], decision: 'allow' },
+    { id: 'sort', match: ['sort'], decision: 'allow' },
+    { id: 'cat', match: ['cat'], decision: 'allow' },
+    { id: 'echo', match: ['echo'], decision: 'allow' },
+  );
+  // Each runs a program or a script that a found name or an input line chooses.
+  const built = [
+    'find /tmp -name evil -exec sort --compress-program={} /etc/hosts \\;',
+    'find /tmp -name evil -execdir sort --compress-program={} /etc/hosts +',
+    'find . -exec {} \\;',
+    'find . -name x -ok ./{} \\;',
+    "find . -exec sh -c 'cat {}' \\;",
+    'find . -exec bash -lc "cat {}" \\;',
+    "sudo find /srv -exec sh -c 'cat {}' \\;",
+    'echo --compress-program=sh | xargs -I R sort R /etc/hosts',
+    'echo x | xargs -I {} sh -c "cat {}"',
+    // A lone name for a tool some of whose options run programs: a found name begins with its starting point and
+    // so is no option, unless find reads its starting points from a file (-files0-from): asked, failing closed.
+    'find . -exec sort {} +',
+  ];
+  it('asks, in every spelling, and names the floor or the classifier', () => {
+    for (const command of built) {
+      for (const target of ['lxc:app', 'host:strong']) {
+        const decided = decideOn(routine, command, target);
+        expect(decided.decision, `${command} on ${target}: ${decided.reasons.join('; ')}`).toBe('ask');
+        expect(['floor', 'classifier']).toContain(decided.rule_id);
+      }
+    }
+  });
+  it('while a found name used as a plain operand is allowed by the rules that cover every part', () => {
+    for (const command of ['find /var/log -name "*.log" -exec cat {} \\;', 'find /srv -exec ls -la {} +', 'ls | xargs -I{} cat {}']) {
+      expect(decideOn(policyOf({ id: 'find', match: ['find'], decision: 'allow' }, { id: 'sort', match: ['sort'], decision: 'allow' }, { id: 'cat', match: ['cat'], decision: 'allow' }, { id: 'ls', match: ['ls'], decision: 'allow' }), command)).toMatchObject({ decision: 'allow' });
+    }
+  });
+});

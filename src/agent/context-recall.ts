@@ -1,13 +1,15 @@
 // An earlier tool call of a session as its events recorded it, for get_tool_result: what the fitter
 // (./context-fit.ts) elided from the context can be read again.
-import { parseSessionEvent, type SessionEvent } from '../domain/session/events.ts';
+import { MAX_TOOL_RESULT_BYTES, parseSessionEvent, type SessionEvent } from '../domain/session/events.ts';
 import { sessionStream } from '../domain/session/stream.ts';
 import type { EventStore } from '../ports/event-store.ts';
 
 export interface RecordedToolCall {
   readonly tool_call_id: string;
   readonly name: string;
-  readonly args: Record<string, unknown>;
+  /** Left out (args_elided) when the call would not fit a recorded result with them. */
+  readonly args?: Record<string, unknown>;
+  readonly args_elided?: true;
   /** requested: no result was recorded (yet). */
   readonly status: 'requested' | 'completed';
   readonly result: unknown;
@@ -37,5 +39,15 @@ export async function recallToolCall(store: EventStore, sessionId: string, toolC
   const toolCalls = events.filter((e) => e.type === 'ToolCallRequested' || e.type === 'ToolCallCompleted');
   const call = findToolCall(toolCalls.map((e) => parseSessionEvent(e.type, e.data)), toolCallId);
   if (call === null) throw new Error(`no tool call ${toolCallId} in this session`);
-  return call;
+  return fitted(call);
+}
+
+/**
+ * The recall is itself recorded as a tool result, cut at MAX_TOOL_RESULT_BYTES: a result that fitted when first
+ * recorded loses its arguments (which the call's stub already names) rather than its own end.
+ */
+function fitted(call: RecordedToolCall): RecordedToolCall {
+  if (Buffer.byteLength(JSON.stringify(call)) <= MAX_TOOL_RESULT_BYTES) return call;
+  const { args: _args, ...rest } = call;
+  return { ...rest, args_elided: true };
 }

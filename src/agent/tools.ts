@@ -144,9 +144,8 @@ export const TOOLS: readonly Tool[] = [
   }),
   tool({
     name: 'classify_command',
-    description:
-      "The verdict run would apply to a command (reversible_low, config_mutation, destructive) and the operator's policy's decision (allow: runs at once, ask: waits for approval, deny: refused), on target when given; nothing runs.",
-    schema: z.strictObject({ command: CommandText, target: Slug.optional() }),
+    description: "The verdict and policy decision (allow, ask, deny) run would give, without running it.",
+    schema: z.strictObject({ command: CommandText, target: z.string().min(3).max(200).optional() }),
     annotations: READS,
     handle: (a, _call, s) => s.executions.classify(a.command, a.target),
   }),

@@ -3,8 +3,9 @@
 // generated sessions, rebuilds every projection, starts `nomos serve` on it, measures GET /sessions, the
 // audit both ways and the projection lag over HTTP, then the write path (commands through HTTP on fresh
 // databases, PostgreSQL and embedded, beside the store alone: bench/write-path.ts), the agent's context builder
-// beside the model call it precedes (bench/context.ts), prints one markdown table and, at full scale or with
-// --out, writes it (with the profile notes of bench/profile-notes.md) to a file.
+// beside the model call it precedes (bench/context.ts), the policy what-if over a history of its own
+// (bench/policy-what-if.ts), prints one markdown table and, at full scale or with --out, writes it (with the
+// profile notes of bench/profile-notes.md) to a file.
 import { cpus, totalmem } from 'node:os';
 import { readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +17,7 @@ import { projections } from '../src/runtime.ts';
 import { appendSessions, type AppendRun } from './append.ts';
 import { measureCliStart } from './cli.ts';
 import { CONTEXT_METHOD, CONTEXT_SCALES, contextRows, measureContext } from './context.ts';
+import { WHAT_IF_METHOD, WHAT_IF_SCALES, measureWhatIf, whatIfRows } from './policy-what-if.ts';
 import { WRITE_PATH_SCALES, measureWritePath, writePathRows } from './write-path.ts';
 import { READ_MODEL_RUNS, compareAudits } from './audit.ts';
 import { createBenchDatabase, serverVersion } from './database.ts';
@@ -130,6 +132,7 @@ async function main(): Promise<void> {
     // bench's slowest), the store alone beside it.
     const writePath = await measureWritePath(serverUrl, WRITE_PATH_SCALES[scale.name === 'full' ? 'full' : 'small']!, Number(values.port) + 1);
     const context = await measureContext(serverUrl, CONTEXT_SCALES[scale.name === 'full' ? 'full' : 'small']!);
+    const whatIf = await measureWhatIf(serverUrl, WHAT_IF_SCALES[scale.name === 'full' ? 'full' : 'small']!, Number(values.port) + 2);
     log('command line start times');
     const cli = await measureCliStart();
 
@@ -160,6 +163,7 @@ async function main(): Promise<void> {
       { metric: 'server peak memory (VmHWM of nomos serve)', figure: `${n(peak / 1_048_576)} MiB`, target: null },
       ...writePathRows(writePath),
       ...contextRows(context),
+      ...whatIfRows(whatIf),
       { metric: 'nomos --help, wall (median of 5)', figure: ms(cli.helpMs), target: '≤ 500 ms', met: cli.helpMs <= 500 },
       { metric: 'nomos classify, wall (median of 5)', figure: ms(cli.classifyMs), target: null },
       { metric: `nomos serve to /healthz, existing embedded data dir (first start on an empty one: ${ms(cli.serveFirstMs)})`, figure: ms(cli.serveExistingMs), target: '≤ 2 s', met: cli.serveExistingMs <= 2_000 },
@@ -174,6 +178,7 @@ async function main(): Promise<void> {
       '- method: appends are SqlEventStore.append calls with the right expected version, one per command, no server running; the rest of the log is loaded one append per session (same events); rebuilds go through rebuildProjections (all in one pass) and rebuildProjection (each alone); `VACUUM ANALYZE` and `CHECKPOINT` after the load, before the HTTP figures; HTTP figures are against a spawned `nomos serve`, requests one at a time',
       '- write path: fresh databases; each client (keep-alive node:http) owns a session and posts `post_user_message` commands one after another (one event each), every answer waiting for the read models (read-your-writes, the default); the store-alone rows append the same one-event batches with SqlEventStore.append in the same run, no server; the 32 clients run five times: alone (their row), then with a reader of GET /sessions in a process of its own, one request after another (its row, with the writers’ rate meanwhile), then with the same reader on /healthz, then on /me, then with the reader of GET /sessions again while the 32 send 1 000 commands/s in all at a set pace; the server’s event loop delay and garbage collections in those rows come from its GET /metrics, scraped before and after the phase',
       `- context builder: ${CONTEXT_METHOD}`,
+      `- policy what-if: ${WHAT_IF_METHOD}`,
     ];
     // The targets are set for the full scale (1 M events, 100 k sessions, an audit of 10 k).
     const judged = scale.name === 'full';

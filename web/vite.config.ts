@@ -4,7 +4,7 @@ import { svelte } from '@sveltejs/vite-plugin-svelte';
 import { defineConfig } from 'vite';
 
 const API = process.env.NOMOS_URL ?? 'http://127.0.0.1:8092';
-const apiPaths = ['/sessions', '/approvals', '/executions', '/entities', '/knowledge', '/classify', '/chat', '/changes', '/me', '/projections', '/healthz', '/usage', '/agent'];
+const apiPaths = ['/sessions', '/approvals', '/executions', '/entities', '/knowledge', '/classify', '/chat', '/changes', '/me', '/projections', '/healthz', '/usage', '/agent', '/policy'];
 
 export default defineConfig({
   root: import.meta.dirname,

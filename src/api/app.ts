@@ -28,6 +28,8 @@ import { streamApi } from './stream.ts';
 import { usageApi } from './usage.ts';
 import { agentApi } from './agent.ts';
 import { policyApi } from './policy.ts';
+import { policyWhatIfApi } from './policy-what-if.ts';
+import { policySuggestionsApi } from './policy-suggestions.ts';
 
 export interface AppOptions {
   readonly runtime: Runtime;
@@ -88,6 +90,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(usageApi);
   await app.register(agentApi);
   await app.register(policyApi);
+  await app.register(policyWhatIfApi);
+  await app.register(policySuggestionsApi);
   await app.register(chatApi);
   await app.register(knowledgeApi);
   await app.register(streamApi(options.runtime.bus));

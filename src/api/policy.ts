@@ -3,7 +3,6 @@
 // target beside the classifier's verdict; run a candidate in shadow, read where it disagreed, promote or drop it.
 // A document that does not load answers 400 naming each rule and example, and changes nothing.
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod';
-import YAML from 'yaml';
 import { z } from 'zod';
 import { InvalidPolicy, applyPolicy, currentPolicy, dropShadow, policyHistory, promoteShadow, readPolicy, startShadow } from '../commands/policy.ts';
 import { CommandText } from '../domain/command-text.ts';
@@ -12,6 +11,7 @@ import { shadowDivergences } from '../projections/executions.ts';
 import { RiskClass } from '../domain/session/events.ts';
 import { commandContext } from './context.ts';
 import { HttpProblem } from './errors.ts';
+import { YAML_TYPES, policyFromYaml } from './policy-body.ts';
 import { BODY, CALLER, WRITE } from './responses.ts';
 import { TargetSlug, Time } from './views.ts';
 
@@ -105,27 +105,11 @@ function expectedVersion(header: string | undefined): number | null {
   return Number(version);
 }
 
-/** A YAML body, parsed; broken YAML is a 400 naming the line. */
-function fromYaml(text: string): unknown {
-  const document = YAML.parseDocument(text, { prettyErrors: true, uniqueKeys: true });
-  const error = document.errors[0];
-  if (error !== undefined) {
-    const where = error.linePos?.[0] ? `line ${error.linePos[0].line}, column ${error.linePos[0].col}: ` : '';
-    throw new HttpProblem(400, 'invalid_yaml', `the policy is not valid YAML: ${where}${error.message.split('\n')[0] ?? ''}`);
-  }
-  try {
-    return document.toJS({ maxAliasCount: 100 }) as unknown;
-  } catch (error) {
-    // Aliases that multiply (a billion laughs) stop here, as the library refuses them.
-    throw new HttpProblem(400, 'invalid_yaml', `the policy is not usable YAML: ${error instanceof Error ? error.message : String(error)}`);
-  }
-}
-
 /** The document a request carries: its JSON body, or its YAML text parsed. */
 function documentOf(request: { body: unknown; headers: { 'content-type'?: string | undefined } }): unknown {
   const body = request.body;
   const isYaml = typeof body === 'object' && body !== null && 'yaml' in body && Object.keys(body).length === 1 && /yaml/.test(request.headers['content-type'] ?? '');
-  return isYaml ? fromYaml((body as { yaml: string }).yaml) : body;
+  return isYaml ? policyFromYaml((body as { yaml: string }).yaml) : body;
 }
 
 /** A document that does not load answers 400 naming every problem. */
@@ -143,7 +127,7 @@ export const policyApi: FastifyPluginCallbackZod = (app, _options, done) => {
   const deps = runtime.commandDeps;
 
   // YAML arrives as text (within the body limit) and is parsed by the route, so its errors name the line.
-  app.addContentTypeParser(['application/yaml', 'application/x-yaml', 'text/yaml'], { parseAs: 'string' }, (_request, text, parsed) => parsed(null, { yaml: String(text) }));
+  app.addContentTypeParser(YAML_TYPES, { parseAs: 'string' }, (_request, text, parsed) => parsed(null, { yaml: String(text) }));
 
   app.get('/policy', { schema: GET_SCHEMA }, async () => {
     const current = await currentPolicy(deps);

@@ -87,6 +87,16 @@ policy
     console.log(text);
     process.exitCode = exitCode;
   });
+policy
+  .command('what-if')
+  .argument('<file>', 'a candidate policy as YAML or JSON, as apply takes it')
+  .description('print (JSON) what the policy in FILE would change over every command ever requested: counts per change, the newest of each, and the newly allowed that were once denied or failed (operators and auditors)')
+  .action(async (file: string) => console.log(await (await import('./policy-what-if.ts')).whatIfFile(file, process.env)));
+policy
+  .command('suggest')
+  .option('--min-approvals <n>', 'approvals a command needs at least (default 3)')
+  .description('print (JSON) the allow rules the approvals in the log suggest, each with its evidence and what-if (operators and auditors)')
+  .action(async (options: { minApprovals?: string }) => console.log(await (await import('./policy-suggest.ts')).suggestPolicy(options.minApprovals, process.env)));
 
 function secondsOption(value: string): number {
   const n = Number(value);

@@ -12,7 +12,7 @@ const Checked = z.object({ decision: z.enum(['allow', 'ask', 'deny']), risk_clas
 /** `nomos policy check`'s exit status by decision, as `nomos classify`'s by risk: 0 runs at once, 3 asks, 4 refused. */
 export const POLICY_CHECK_EXIT = { allow: 0, ask: 3, deny: 4 } as const;
 
-async function readDocument(file: string): Promise<unknown> {
+export async function readDocument(file: string): Promise<unknown> {
   const text = await readFile(file, 'utf8');
   const json = extname(file).toLowerCase() === '.json';
   try {

@@ -11,3 +11,5 @@ export { ruleMatches } from './match.ts';
 export { coversTarget, EVERY_TARGET, targetMatches } from './targets.ts';
 export type { JudgeRequest, Judgement } from './judge.ts';
 export { judge, unjudged } from './judge.ts';
+export { CHANGES, type Change, type CommandJudgement, type ExecutionDetail, type ExecutionRef, FLAGS, type Flag, type PolicyThen, type ReplayGroup, WHAT_IF_FLAGGED, WHAT_IF_SAMPLES, type WhatIfPlan, type WhatIfResult, type WhatIfSample, changeOf, pickedIds, planWhatIf, whatIfResult } from './what-if.ts';
+export { DEFAULT_MIN_APPROVALS, type DecidedApproval, type Suggestion, type SuggestionEvidence, suggestRules } from './suggest.ts';

@@ -2,7 +2,7 @@
 // given (the one in force, a candidate in shadow), and, when asked, the judged parts themselves (kept by the
 // what-if so that a past command is not walked again). Runs where the classifier runs: inline for a short
 // command, on a worker thread for a long one (src/adapters/classifier-pool.ts).
-import { classify, type JudgedPart, judgedParts, type Verdict } from '../risk/index.ts';
+import { classify, classifyParts, type JudgedPart, judgedParts, type Verdict } from '../risk/index.ts';
 import { decide, type PolicyDecision } from './decide.ts';
 import type { Policy } from './document.ts';
 import { coversTarget } from './targets.ts';
@@ -28,10 +28,13 @@ export interface Judgement {
 const holdsOn = (policy: Policy | null, target: string): boolean => policy !== null && policy.rules.some((rule) => coversTarget(rule.targets, target));
 
 export function judge(request: JudgeRequest): Judgement {
-  const verdict = classify(request.command);
   const { target } = request;
   const policies = request.policies ?? [];
-  let parts: JudgedPart[] | undefined;
+  // One walk when the parts will be needed, the verdict's own walk when they will not.
+  const needed = request.parts === true || (target !== undefined && policies.some((policy) => holdsOn(policy, target)));
+  const walked = needed ? classifyParts(request.command) : null;
+  const verdict = walked?.verdict ?? classify(request.command);
+  let parts: JudgedPart[] | undefined = walked?.parts;
   const partsOf = () => (parts ??= judgedParts(request.command));
   const decisions = target === undefined ? [] : policies.map((policy) => decide(policy, request.command, target, verdict, holdsOn(policy, target) ? partsOf() : []));
   return request.parts === true ? { verdict, decisions, parts: partsOf() } : { verdict, decisions };

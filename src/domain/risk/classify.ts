@@ -154,7 +154,10 @@ function walkAll(command: string): Walk {
 
 /** The verdict on a shell command: its most severe part decides (the first such part on a tie). */
 export function classify(command: string): Verdict {
-  const walk = walkAll(command);
+  return verdictOf(walkAll(command));
+}
+
+function verdictOf(walk: ReturnType<typeof walkAll>): Verdict {
   let decisive: Finding | undefined;
   for (const finding of walk.findings) {
     if (decisive === undefined || severity(finding.rule.class) > severity(decisive.rule.class)) decisive = finding;
@@ -189,7 +192,17 @@ export interface JudgedPart {
  * is the most severe of them, so a reader of the parts (the policy's matcher) sees exactly what was judged.
  */
 export function judgedParts(command: string): JudgedPart[] {
-  return walkAll(command).findings.map(({ rule, part, command: inv }) => ({
+  return partsOf(walkAll(command));
+}
+
+/** The verdict and the judged parts from one walk of the command (the policy needs both). */
+export function classifyParts(command: string): { verdict: Verdict; parts: JudgedPart[] } {
+  const walk = walkAll(command);
+  return { verdict: verdictOf(walk), parts: partsOf(walk) };
+}
+
+function partsOf(walk: ReturnType<typeof walkAll>): JudgedPart[] {
+  return walk.findings.map(({ rule, part, command: inv }) => ({
     argv: inv === undefined ? null : [inv.path ?? null, ...inv.args.map((w) => w.value ?? null)],
     text: part,
     rule: rule.id,

@@ -1,6 +1,6 @@
 // The risk classifier: a pure function from a shell command to its risk class, with the rules that decide it.
 export type { JudgedPart, Verdict } from './classify.ts';
-export { classify, isKnownLong, judgedParts, judgedPrograms } from './classify.ts';
+export { classify, classifyParts, isKnownLong, judgedParts, judgedPrograms } from './classify.ts';
 export { normaliseCommand } from './normalise.ts';
 export type { RiskClass } from './risk-class.ts';
 export { RISK_CLASSES } from './risk-class.ts';

@@ -26,11 +26,27 @@ export interface Answer<T> {
   headers: Headers;
 }
 
-export async function request<T>(method: string, path: string, body?: unknown, init: { signal?: AbortSignal } = {}): Promise<Answer<T>> {
-  const h = headers(body === undefined ? {} : { 'content-type': 'application/json' });
+/** A body sent as written with its own media type (a YAML document), where any other body is sent as JSON. */
+export class TextBody {
+  constructor(
+    readonly text: string,
+    readonly type: string,
+  ) {}
+}
+
+export interface RequestOptions {
+  signal?: AbortSignal;
+  /** More headers, such as If-Match. */
+  headers?: Record<string, string>;
+}
+
+export async function request<T>(method: string, path: string, body?: unknown, init: RequestOptions = {}): Promise<Answer<T>> {
+  const type = body === undefined ? {} : { 'content-type': body instanceof TextBody ? body.type : 'application/json' };
+  const h = headers({ ...type, ...init.headers });
+  const sent = body instanceof TextBody ? body.text : JSON.stringify(body);
   let res: Response;
   try {
-    res = await fetch(path, { method, headers: h, ...(body !== undefined && { body: JSON.stringify(body) }), ...(init.signal && { signal: init.signal }) });
+    res = await fetch(path, { method, headers: h, ...(body !== undefined && { body: sent }), ...(init.signal && { signal: init.signal }) });
   } catch (error) {
     if (error instanceof DOMException && error.name === 'AbortError') throw error;
     throw new ApiError(0, 'unreachable', `the server did not answer (${error instanceof Error ? error.message : String(error)})`, null);
@@ -66,6 +82,7 @@ export async function getAllPages<P, T>(path: string, items: (page: P) => T[], i
 }
 
 export const post = async <T>(path: string, body: unknown = {}): Promise<T> => (await request<T>('POST', path, body)).data;
+export const put = async <T>(path: string, body: unknown, init: RequestOptions = {}): Promise<T> => (await request<T>('PUT', path, body, init)).data;
 export const del = async <T>(path: string, body?: unknown): Promise<T> => (await request<T>('DELETE', path, body)).data;
 
 /** What to show a person for a failure: the server's own detail, with its code. */

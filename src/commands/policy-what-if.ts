@@ -140,6 +140,14 @@ async function keepJudgements(db: Queryable, judged: ReadonlyArray<{ key: string
   }
 }
 
+/**
+ * Keeps the judgement the request path made of a command (run judges each command it is asked for), so that a
+ * what-if finds it kept; a judgement without parts (too slow, failed) is not kept, as below.
+ */
+export async function keepJudgement(db: Queryable, command: string, judgement: CommandJudgement): Promise<void> {
+  if (judgement.parts.length > 0) await keepJudgements(db, [{ key: sha256(command), judgement }]);
+}
+
 /** Today's judgement of each command: from the cache, or from the classifier (a few at once) and then kept. */
 async function judgementsOf(db: Queryable, classifier: CommandClassifier, commands: readonly string[], concurrency: number): Promise<Map<string, CommandJudgement>> {
   const keyOf = new Map(commands.map((command) => [command, sha256(command)]));

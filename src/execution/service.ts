@@ -16,6 +16,7 @@ import { type ApprovalView, getApproval, getExecution } from '../projections/exe
 import { pinHostKey, resolveTarget, TargetUnreachable } from '../commands/entity.ts';
 import type { CommandContext, CommandDeps } from '../commands/context.ts';
 import { readPolicy } from '../commands/policy.ts';
+import { keepJudgement } from '../commands/policy-what-if.ts';
 import { runSessionCommand } from '../commands/session.ts';
 import type { CommandClassifier } from '../ports/classifier.ts';
 import { type ExecHandle, type ExecResult, type ExecTarget, type Executor, ExecutorConnectError, HostKeyMismatchError } from '../ports/executor.ts';
@@ -119,11 +120,17 @@ export class ExecutionService {
    * decision of the policy in force (and of a candidate in shadow) and why (classify_command, POST /classify,
    * POST /policy/check). Without a target, only the rules that hold on every target are consulted.
    */
-  async judge(command: string, target: string = EVERY_TARGET): Promise<Judged> {
+  async judge(command: string, target: string = EVERY_TARGET, options: { keep?: boolean } = {}): Promise<Judged> {
     const { versions, shadow } = await readPolicy(this.deps);
     const current = versions.at(-1) ?? null;
     const policies: (Policy | null)[] = shadow === null ? [current?.policy ?? null] : [current?.policy ?? null, shadow.policy];
-    const judged = await this.classifier.judge({ command, target, policies });
+    const judged = await this.classifier.judge({ command, target, policies, parts: options.keep === true });
+    // Kept for the policy what-if, beside the request: a failure to keep it costs only a later judgement.
+    if (options.keep === true && judged.parts !== undefined) {
+      const kept = keepJudgement(this.deps.readDb, command, { verdict: judged.verdict, parts: judged.parts }).catch((error: unknown) => this.log('keeping a command judgement', error));
+      this.settling.add(kept);
+      void kept.finally(() => this.settling.delete(kept));
+    }
     const [decided, shadowed] = judged.decisions as [PolicyDecision, PolicyDecision | undefined];
     const verdict: Verdict = { ...judged.verdict, decision: decided.decision, rule_id: decided.rule_id, policy_version: current?.version ?? 0 };
     return {
@@ -140,7 +147,7 @@ export class ExecutionService {
 
   async run(sessionId: string, input: { target: string; command: string }, ctx: CommandContext): Promise<RunReply> {
     // A target nothing can reach (no key configured, no address known) is refused before anyone is asked to approve it.
-    const [{ verdict, shadow }, resolved] = await Promise.all([this.judge(input.command, input.target), this.resolve(input.target)]);
+    const [{ verdict, shadow }, resolved] = await Promise.all([this.judge(input.command, input.target, { keep: true }), this.resolve(input.target)]);
     const target = resolved.target;
     const unreachable = this.executor ? resolved.unreachable : NO_KEY;
     const execution_id = this.deps.newId();

@@ -4,11 +4,12 @@
 // even for a read and even inside an assent window, the approval naming the rule; the floor turns an allow over
 // code it cannot see into ask; a candidate in shadow is recorded, never obeyed, listed where it diverged, then
 // promoted (or dropped) in one call; POST /classify, classify_command and POST /policy/check agree with run.
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { existsSync, rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseTokens } from '../../src/api/auth.ts';
 import { SshExecutor } from '../../src/adapters/ssh/executor.ts';
+import { classify, RULES_VERSION } from '../../src/domain/risk/index.ts';
 import { databases } from '../support/databases.ts';
 import { type TestServer, startTestServer } from '../support/server.ts';
 import { type SshPeer, startSshPeer } from '../support/ssh-peer.ts';
@@ -97,6 +98,17 @@ describe.each(databases)('the policy deciding runs on $name', (database) => {
     expect(events[0].data.verdict).toMatchObject({ decision: 'allow', rule_id: 'touch-scratch', policy_version: 1 });
     const row = await executionRow(res.execution_id, 'succeeded');
     expect(row).toMatchObject({ decision: 'allow', rule_id: 'touch-scratch', policy_version: 1 });
+    // The request's judgement is kept for the what-if: the classifier's verdict alone, and the parts it judged.
+    const kept = await until('the judgement kept', async () => {
+      const { rows } = await server.runtime.db.query<{ verdict: any; parts: any[]; rules_version: number }>(
+        'SELECT verdict, parts, rules_version FROM command_judgements WHERE command_sha256 = $1',
+        [createHash('sha256').update(`sh -c 'touch ${scratch}-allowed'`).digest('hex')],
+      );
+      return rows[0];
+    });
+    expect(kept.rules_version).toBe(RULES_VERSION);
+    expect(kept.verdict).toEqual(classify(`sh -c 'touch ${scratch}-allowed'`));
+    expect(kept.parts.map((p: any) => p.argv)).toContainEqual(['touch', `${scratch}-allowed`]);
 
     // The rule holds on host:peer only: in the container the classifier decides again.
     const elsewhere = await run('lxc:box', `touch ${scratch}-in-box`);

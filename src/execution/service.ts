@@ -170,7 +170,12 @@ export class ExecutionService {
     const base = { execution_id, target: input.target, verdict, position: handled.position };
     const refused = find(handled.events, 'ExecutionRefused');
     if (refused) return { ...base, status: 'refused', reason: refused.data.reason, detail: refused.data.detail };
-    const decided = verdict.rule_id === 'classifier' ? verdict.risk_class : `rule ${verdict.rule_id} of the operator's policy (version ${verdict.policy_version})`;
+    const decided =
+      verdict.rule_id === 'classifier'
+        ? verdict.risk_class
+        : verdict.rule_id === 'floor'
+          ? `${verdict.risk_class} (the policy allows it, but never what the classifier judges destructive or cannot see)`
+          : `rule ${verdict.rule_id} of the operator's policy (version ${verdict.policy_version})`;
     const approval = find(handled.events, 'ApprovalRequested');
     if (approval) {
       return {

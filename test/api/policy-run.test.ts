@@ -155,6 +155,7 @@ describe.each(databases)('the policy deciding runs on $name', (database) => {
   it('the floor turns an allow over code the classifier cannot see into ask', async () => {
     const res = await run('host:peer', `python3 -c 'open("${scratch}-python", "w")'`);
     expect(res).toMatchObject({ status: 'approval_required', verdict: { decision: 'ask', rule_id: 'floor', policy_version: 1 } });
+    expect(res.hint).toMatch(/^destructive \(the policy allows it, but never what the classifier judges destructive or cannot see\): waiting for an operator/);
     expect(existsSync(`${scratch}-python`)).toBe(false);
     // A plain script run is what the rule allows.
     const script = await run('host:peer', 'python3 --version');

@@ -1,22 +1,20 @@
-// Policy suggestions: the approvals decided in the log read once, each command read once through the classifier
-// port, grouped into allow rules by the pure core (src/domain/policy/suggest.ts), each rule loaded
+// Policy suggestions: the approvals decided in the log read once, each command judged once (kept judgements first,
+// else through the classifier port), grouped into allow rules by the pure core (src/domain/policy/suggest.ts), each rule loaded
 // beside the policy in force — one that does not load is never offered — and tried with the what-if
 // (src/commands/policy-what-if.ts).
-import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { z } from 'zod';
-import { type CommandJudgement, type DecidedApproval, type PolicyRule, type SuggestionEvidence, type WhatIfResult, loadPolicy, suggestRules } from '../domain/policy/index.ts';
+import { type DecidedApproval, type PolicyRule, type SuggestionEvidence, type WhatIfResult, loadPolicy, suggestRules } from '../domain/policy/index.ts';
 import type { CommandClassifier } from '../ports/classifier.ts';
 import type { Queryable } from '../ports/db.ts';
 import type { CommandDeps } from './context.ts';
 import { currentPolicy } from './policy.ts';
-import { whatIf } from './policy-what-if.ts';
+import { DEFAULT_CONCURRENCY, judgementsOf, whatIf } from './policy-what-if.ts';
 
 /** Suggestions answered at most: each carries a what-if over the whole log. */
 export const MAX_SUGGESTIONS = 50;
 export const DEFAULT_SUGGESTIONS = 20;
 /** Executions each suggestion's what-if lists per change: its counts say the rest. */
 const SAMPLES = 5;
-const JUDGED_AT_ONCE = 50;
 
 export interface PolicySuggestion {
   readonly rule: PolicyRule;
@@ -47,22 +45,6 @@ async function decidedApprovals(db: Queryable): Promise<DecidedApproval[]> {
   return rows.map((row) => DecidedRow.parse(row));
 }
 
-/**
- * Each distinct command read once, as `run` reads it today; one not read in time has no parts and counts as below
- * the floor. Short commands are judged inline: the event loop is given back between batches.
- */
-async function readings(classifier: CommandClassifier, commands: readonly string[]): Promise<Map<string, CommandJudgement>> {
-  const distinct = [...new Set(commands)];
-  const read = new Map<string, CommandJudgement>();
-  for (let i = 0; i < distinct.length; i += JUDGED_AT_ONCE) {
-    const batch = distinct.slice(i, i + JUDGED_AT_ONCE);
-    const judged = await Promise.all(batch.map((command) => classifier.judge({ command, parts: true })));
-    batch.forEach((command, j) => read.set(command, { verdict: judged[j]!.verdict, parts: judged[j]!.parts ?? [] }));
-    await yieldToLoop();
-  }
-  return read;
-}
-
 /** The suggestions, the most approved first, at most `limit`. */
 export async function policySuggestions(
   deps: Pick<CommandDeps, 'readDb' | 'store'>,
@@ -70,7 +52,8 @@ export async function policySuggestions(
   options: { readonly minApprovals: number; readonly limit: number },
 ): Promise<{ suggestions: PolicySuggestion[] }> {
   const [approvals, current] = await Promise.all([decidedApprovals(deps.readDb), currentPolicy(deps)]);
-  const judged = await readings(classifier, approvals.map((a) => a.command));
+  // Each distinct command judged once, from the what-if's kept judgements where it can (run keeps each it judges).
+  const judged = await judgementsOf(deps.readDb, classifier, [...new Set(approvals.map((a) => a.command))], DEFAULT_CONCURRENCY);
   const inForce = current?.policy.rules ?? [];
   const suggestions: PolicySuggestion[] = [];
   for (const { rule, evidence } of suggestRules(approvals, (command) => judged.get(command), current?.policy ?? null, options)) {

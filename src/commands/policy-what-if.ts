@@ -41,7 +41,7 @@ export interface WhatIfOptions {
   readonly concurrency?: number;
 }
 
-const DEFAULT_CONCURRENCY = 4;
+export const DEFAULT_CONCURRENCY = 4;
 /** Judgements written to the cache per statement. */
 const WRITE_CHUNK = 500;
 /** Judging inline holds the event loop: it is given back at least this often (ms). */
@@ -149,7 +149,7 @@ export async function keepJudgement(db: Queryable, command: string, judgement: C
 }
 
 /** Today's judgement of each command: from the cache, or from the classifier (a few at once) and then kept. */
-async function judgementsOf(db: Queryable, classifier: CommandClassifier, commands: readonly string[], concurrency: number): Promise<Map<string, CommandJudgement>> {
+export async function judgementsOf(db: Queryable, classifier: CommandClassifier, commands: readonly string[], concurrency: number): Promise<Map<string, CommandJudgement>> {
   const keyOf = new Map(commands.map((command) => [command, sha256(command)]));
   const cached = await cachedJudgements(db, [...keyOf.values()]);
   const judgements = new Map<string, CommandJudgement>();

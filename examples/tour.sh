@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The README's API examples, top to bottom, each answer checked against what the README says of it. Run it
 # against a fresh server (`NOMOS_SSH_KEY=~/.ssh/id_ed25519 npm start` on an empty data directory), with a host
-# the key logs in to: FLEET_HOST, FLEET_PORT, FLEET_USER (test/readme/tour.test.ts passes a local sshd).
+# the key logs in to: FLEET_HOST, FLEET_PORT, FLEET_USER. Without a Proxmox host, `eval "$(examples/sandbox/start.sh)"`
+# sets all four for a local sshd with pct and qm stand-ins (test/readme/tour-sandbox.test.ts runs it so;
+# test/readme/tour.test.ts passes a local sshd of its own). Some steps are refused on purpose (an agent approving,
+# a second approval, an unknown target, a host nothing answers on): each check says so as it holds.
 #
 # Between a `# README:` line and the next, the lines are the README's block word for word, except those starting
 # with `check`, which are this script's own (test/readme/tour.test.ts holds the two equal).
@@ -31,6 +34,7 @@ check() {
   error_ok=''
   jq -e "$3" >/dev/null 2>&1 <<<"$2" || fail "$1: expected $3 of: $(head -c 3000 <<<"$2")"
   checks=$((checks + 1))
+  echo "tour: ok: $1"
 }
 
 # README: a session
@@ -83,15 +87,15 @@ curl -s "$N/approvals?status=pending" | jq '.approvals[] | {id, session_goal, co
 check 'the approvals inbox' "$(curl -s "$N/approvals?status=pending")" "any(.approvals[]; .id == \"$a\" and .command == \"touch /tmp/nomos-tour\")"
 check_error_next
 curl -s -X POST -H 'X-Nomos-Client: curl' $N/approvals/$a/approve -H 'X-Nomos-Actor: agent:rclone-bot' | jq '{status, detail}'   # 403: an agent never approves
-check 'an agent approving' "$(curl -s -X POST -H 'X-Nomos-Client: curl' $N/approvals/$a/approve -H 'X-Nomos-Actor: agent:rclone-bot')" '.status == 403'
+check 'an agent approving is refused, 403, as intended' "$(curl -s -X POST -H 'X-Nomos-Client: curl' $N/approvals/$a/approve -H 'X-Nomos-Actor: agent:rclone-bot')" '.status == 403'
 curl -s -X POST -H 'X-Nomos-Client: curl' $N/approvals/$a/approve | jq .execution   # the operator approves: it runs, exactly once
 check 'the approved command' "$(curl -s "$N/executions/$(echo "$r" | jq -r .execution_id)")" '.status == "succeeded" and .exit_code == 0'
 check_error_next
 curl -s -X POST -H 'X-Nomos-Client: curl' $N/approvals/$a/approve | jq '{status, code}'   # 409: a second approval runs nothing
-check 'a second approval' "$(curl -s -X POST -H 'X-Nomos-Client: curl' $N/approvals/$a/approve)" '.status == 409'
+check 'a second approval is refused, 409, as intended: it ran once' "$(curl -s -X POST -H 'X-Nomos-Client: curl' $N/approvals/$a/approve)" '.status == 409'
 r=$(cmd '{"type":"run","target":"host:strong","command":"rm /tmp/nomos-tour"}')   # destructive: always waits
 curl -s -X POST $N/approvals/$(echo "$r" | jq -r .approval_id)/deny -d '{"reason":"not during backups"}' -H 'content-type: application/json' | jq -c
-check 'the denied command' "$(curl -s "$N/executions/$(echo "$r" | jq -r .execution_id)")" '.status == "denied"'
+check 'the denied command is recorded denied, as intended' "$(curl -s "$N/executions/$(echo "$r" | jq -r .execution_id)")" '.status == "denied"'
 curl -s -X POST $N/sessions/$id/assent -d '{"minutes":30}' -H 'content-type: application/json' | jq -c   # an operator's assent window
 r=$(cmd '{"type":"run","target":"host:strong","command":"chmod 600 /tmp/nomos-tour"}')   # config_mutation inside it: runs at once
 curl -s $N/executions/$(echo "$r" | jq -r .execution_id) | jq '{status, exit_code, stdout_tail}'
@@ -105,10 +109,10 @@ check 'inspect_path' "$(curl -s "$N/sessions/$id/executions")" '[.executions[] |
 check_error_next
 r=$(cmd '{"type":"run","target":"host:nowhere","command":"rm -rf /srv/old"}')   # not in the inventory: 404, nothing recorded
 echo "$r" | jq '{status, code, detail}'
-check 'an unknown target' "$r" '.status == 404 and .code == "unknown_entity"'
+check 'an unknown target is refused, 404, as intended' "$r" '.status == 404 and .code == "unknown_entity"'
 r=$(cmd '{"type":"run","target":"host:old-nas","command":"uptime"}')   # nothing answers at its address: refused
 echo "$r" | jq '{status, reason, detail}'
-check 'an unreachable host' "$r" '.status == "refused" and .reason == "unreachable"'
+check 'a host nothing answers on (port 9) is refused as unreachable, as intended' "$r" '.status == "refused" and .reason == "unreachable"'
 curl -s "$N/approvals?session_id=$id" | jq -c '.approvals[] | {command, status, decided_by}'
 check 'the approvals' "$(curl -s "$N/approvals?session_id=$id")" '[.approvals[] | [.command, .status]] | sort == [["rm /tmp/nomos-tour", "denied"], ["touch /tmp/nomos-tour", "granted"]]'
 
@@ -129,7 +133,7 @@ check 'the second page' "$(curl -s "$N/sessions?limit=1&cursor=$next")" "[.sessi
 curl -s -D - -o /dev/null "$N/sessions?since=7d&limit=1" | grep -i '^link:'   # or follow the Link header: same filters, since pinned
 curl -s -X DELETE $N/sessions/$id2 | jq -c   # a tombstone event; lists leave the session out, audits still reach it
 check_error_next
-check 'the deleted session' "$(curl -s "$N/sessions/$id2")" '.status == 404'
+check 'the deleted session answers 404, as intended' "$(curl -s "$N/sessions/$id2")" '.status == 404'
 
 # README: operations
 curl -s $N/healthz | jq -c
@@ -145,7 +149,9 @@ check 'the pauses' "$(curl -s $N/metrics | grep -cE '^nomos_(event_loop_delay_(p
 curl -s $N/metrics | grep '^nomos_projector_'   # live batches committed in one round trip, and tries that went two (PostgreSQL; expected to rise with several servers appending)
 check 'the one-round-trip batches' "$(curl -s $N/metrics | grep -cE '^nomos_projector_(batches_one_round_trip|guesses_missed)_total')" '. == 2'
 curl -s $N/openapi.json | jq '.paths | keys'   # every endpoint, from the zod schemas that validate it; UI at /docs
+check_error_next
 curl -sN -m 2 $N/changes || true   # event stream: {position} each time the read models move (any server); two seconds of it
+check 'the change stream (ended after its 2 s by curl -m 2, as intended)' "$(curl -sN -m 2 $N/changes | sed -n 's/^data: //p' | head -n 1)" '.position > 0'
 
 # end of the README's blocks
 echo "tour: done, $checks checks held"

@@ -5,6 +5,9 @@ import { parseAllowedHosts, parseAllowedOrigins } from './api/hosts.ts';
 import type { ExecutionSettings } from './execution/service.ts';
 import { type AllowList, parseAllowList } from './adapters/http/address.ts';
 import { ModelPrices } from './domain/usage/prices.ts';
+import { readFileSync } from 'node:fs';
+import type { Channel } from './notify/channels.ts';
+import { parseNotifyChannels } from './notify/config.ts';
 
 const Env = z.object({
   DATABASE_URL: z.string().min(1).optional(),
@@ -58,6 +61,23 @@ const Env = z.object({
   NOMOS_HTTP_GET_ALLOW: z.string().optional(),
   /** How long a large command's classification may take on a worker thread before it is refused as destructive (too-slow). */
   NOMOS_CLASSIFY_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(2_000),
+  /** Notification channels (docs/notify.md): channel URLs separated by spaces, and/or a YAML file of them. */
+  NOMOS_NOTIFY: z.string().optional(),
+  NOMOS_NOTIFY_FILE: z.string().min(1).optional(),
+  /** The console's address as operators reach it, for the links in notifications; unset: the server's own. */
+  NOMOS_PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
+  /** How often one server checks that each active host answers (an SSH handshake, nothing run): `5m`, `30s`, milliseconds, or `off`. */
+  NOMOS_REACHABILITY_EVERY: z.string().default('5m').transform((text, ctx) => {
+    const ms = parseIdleClose(text);
+    if (ms === undefined) ctx.addIssue({ code: 'custom', message: `"${text}" is not a duration: write 5m, 30s, 1h, milliseconds, or off (0) to never check hosts` });
+    return ms ?? null;
+  }),
+  /** A session without activity this long is closed as partial, user_abandoned: `24h`, `90m`, milliseconds, or `off`. */
+  NOMOS_SESSION_IDLE_CLOSE: z.string().default('24h').transform((text, ctx) => {
+    const ms = parseIdleClose(text);
+    if (ms === undefined) ctx.addIssue({ code: 'custom', message: `"${text}" is not a duration: write 24h, 90m, 30s, 2d, milliseconds, or off (0) to never close idle sessions` });
+    return ms ?? null;
+  }),
 });
 
 export interface Config {
@@ -87,6 +107,12 @@ export interface Config {
   readonly modelPrices: ModelPrices;
   readonly httpGetAllow: AllowList;
   readonly classifyTimeoutMs: number;
+  /** NOMOS_REACHABILITY_EVERY in milliseconds; null: hosts are not checked. */
+  readonly reachabilityEveryMs: number | null;
+  /** NOMOS_NOTIFY and NOMOS_NOTIFY_FILE's channels (none: nothing is sent), and NOMOS_PUBLIC_URL. */
+  readonly notify: { readonly channels: readonly Channel[]; readonly publicUrl: string | null };
+  /** NOMOS_SESSION_IDLE_CLOSE in milliseconds; null: idle sessions stay open. */
+  readonly sessionIdleCloseMs: number | null;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -131,7 +157,31 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     modelPrices: parseModelPrices(e.NOMOS_MODEL_PRICES ?? ''),
     httpGetAllow: parseAllowList(e.NOMOS_HTTP_GET_ALLOW ?? ''),
     classifyTimeoutMs: e.NOMOS_CLASSIFY_TIMEOUT_MS,
+    sessionIdleCloseMs: e.NOMOS_SESSION_IDLE_CLOSE,
+    reachabilityEveryMs: e.NOMOS_REACHABILITY_EVERY,
+    notify: { channels: parseNotifyChannels(e.NOMOS_NOTIFY ?? '', e.NOMOS_NOTIFY_FILE === undefined ? null : readNotifyFile(e.NOMOS_NOTIFY_FILE)), publicUrl: e.NOMOS_PUBLIC_URL ?? null },
   };
+}
+
+/** NOMOS_NOTIFY_FILE's text, or a start-stopping message saying why it cannot be read. */
+function readNotifyFile(path: string): { path: string; text: string } {
+  try {
+    return { path, text: readFileSync(path, 'utf8') };
+  } catch (error) {
+    throw new Error(`bad configuration: NOMOS_NOTIFY_FILE: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+  }
+}
+
+const DURATION_UNITS_MS: Readonly<Record<string, number>> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** NOMOS_SESSION_IDLE_CLOSE: `24h`, `90m`, `30s`, `2d`, `500ms` or bare milliseconds; null for off or 0; undefined when unreadable. */
+export function parseIdleClose(text: string): number | null | undefined {
+  const t = text.trim().toLowerCase();
+  if (t === 'off' || t === '0') return null;
+  const match = /^(\d+)\s*(ms|s|m|h|d)?$/.exec(t);
+  if (!match) return undefined;
+  const ms = Number(match[1]) * DURATION_UNITS_MS[match[2] ?? 'ms']!;
+  return Number.isSafeInteger(ms) && ms > 0 ? ms : ms === 0 ? null : undefined;
 }
 
 /** NOMOS_MODEL_PRICES: a JSON object of model → {input, output, cached_input?} per million tokens; empty: none. */

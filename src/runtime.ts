@@ -20,6 +20,9 @@ import { TurnLeases } from './agent/turn-lease.ts';
 import { LiveExecutions } from './execution/live.ts';
 import { sweep } from './execution/sweeps.ts';
 import { every, LedLoop } from './leases/led-loop.ts';
+import { checkReachability } from './fleet/reachability.ts';
+import type { HostProbe } from './ports/host-probe.ts';
+import { DEFAULT_NOTIFIER_SETTINGS, Notifier, type NotifierSettings } from './notify/notifier.ts';
 import { httpReader } from './adapters/http/fetch-text.ts';
 import type { CommandDeps } from './commands/context.ts';
 import type { Executor } from './ports/executor.ts';
@@ -95,9 +98,22 @@ export interface Runtime {
   guesses(): { readonly committed: number; readonly missed: number };
   /**
    * On the server holding the sweep's lease, every `everyMs` until close: approvals past their TTL expired,
-   * executions of a server gone recorded lost, approved ones it never started started (src/execution/sweeps.ts).
+   * executions of a server gone recorded lost, approved ones it never started started, sessions idle past
+   * NOMOS_SESSION_IDLE_CLOSE and those of lapsed MCP sessions closed as abandoned (src/execution/sweeps.ts).
    */
   startSweeper(everyMs: number, onError?: (error: unknown) => void): void;
+  /**
+   * On the server holding the reachability lease, every `everyMs` until close: each active host probed, nothing
+   * run, its answer recorded in its health (src/fleet/reachability.ts). The probe logs in with NOMOS_SSH_KEY, or
+   * without one waits for the SSH greeting; a test may give its own.
+   */
+  startReachability(everyMs: number, options?: { probe?: HostProbe; timeoutMs?: number; onError?: (error: unknown) => void }): void;
+  /**
+   * On the server holding the notifier's lease: the operator's channels (NOMOS_NOTIFY, or `settings.channels`) told
+   * of approvals asked for and about to lapse, failed turns and hung executions, through the outbox
+   * (src/notify/notifier.ts). `ownUrl`: the console's address when NOMOS_PUBLIC_URL is unset. Nothing without channels.
+   */
+  startNotifier(ownUrl: string, settings?: Partial<NotifierSettings> & { onError?: (error: unknown) => void }): void;
   /** On the server holding the reactor's lease: the agent carries on when an execution it waited on ends. */
   startReactor(options?: { pollMs?: number; onError?: (error: unknown) => void }): void;
   close(): Promise<void>;
@@ -160,6 +176,8 @@ export async function openRuntime(
       )
     : null;
   const loops: LedLoop[] = [];
+  /** What started loops hold open beyond their lease (the notifier's SMTP connections). */
+  const closers: Array<() => Promise<void>> = [];
   const lead = (name: string, work: (signal: AbortSignal) => Promise<void>, onError?: (error: unknown) => void) => {
     const loop = new LedLoop(db, name, work, { retryMs: 2_000, ...(onError && { onError }) });
     loop.start();
@@ -209,7 +227,30 @@ export async function openRuntime(
       return { committed: groups.reduce((n, g) => n + g.guesses.committed, 0), missed: groups.reduce((n, g) => n + g.guesses.missed, 0) };
     },
     startSweeper(everyMs, onError) {
-      lead('sweep', (signal) => every(everyMs, signal, async () => void (await sweep(commandDeps, executions)), onError), onError);
+      const sessionEnd = { idleCloseMs: config.sessionIdleCloseMs };
+      lead('sweep', (signal) => every(everyMs, signal, async () => void (await sweep(commandDeps, executions, sessionEnd)), onError), onError);
+    },
+    startReachability(everyMs, options) {
+      if (everyMs <= 0) return;
+      const timeoutMs = options?.timeoutMs ?? Math.min(10_000, Math.max(1_000, Math.floor(everyMs / 2)));
+      let probe = options?.probe ?? null;
+      const round = async () => {
+        probe ??= (await import('./adapters/ssh/handshake.ts')).hostProbe(config.sshKeyPath ? await readFile(config.sshKeyPath) : null);
+        await checkReachability(db, probe, { timeoutMs, concurrency: 8 });
+      };
+      const onError = options?.onError ?? ((error: unknown) => log('reachability check', error));
+      lead('reachability', (signal) => every(everyMs, signal, round, onError), onError);
+    },
+    startNotifier(ownUrl, options) {
+      const channels = options?.channels ?? config.notify.channels;
+      if (channels.length === 0) return;
+      const settings: NotifierSettings = { ...DEFAULT_NOTIFIER_SETTINGS, publicUrl: config.notify.publicUrl ?? ownUrl, ...options, channels };
+      const onError = options?.onError ?? ((error: unknown) => log('notifier', error));
+      const senders = import('./adapters/notify/senders.ts').then(({ senderFor }) => new Map(channels.map((c) => [c.name, senderFor(c)])));
+      closers.push(async () => {
+        for (const sender of (await senders).values()) await sender.close?.();
+      });
+      lead('notify', async (signal) => new Notifier(store, db, await senders, settings, log, commandDeps.clock).run(signal), onError);
     },
     startReactor(options) {
       if (!agent) return;
@@ -218,6 +259,7 @@ export async function openRuntime(
     },
     async close() {
       await Promise.all(loops.map((l) => l.stop()));
+      await Promise.all(closers.map((c) => c()));
       await readWait.close();
       await agent?.close();
       await executions.close();

@@ -21,6 +21,7 @@ import { metricsApi } from './metrics.ts';
 import { registerOpenApi, serializeAsJson } from './openapi.ts';
 import { readYourWrites } from './read-your-writes.ts';
 import { executionsApi } from './executions.ts';
+import { notificationsApi } from './notifications.ts';
 import { operationsApi } from './operations.ts';
 import { sessionsApi } from './sessions.ts';
 import { DEFAULT_MAX_STREAMS, capStreams } from './sse.ts';
@@ -87,6 +88,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(operationsApi);
   await app.register(entitiesApi);
   await app.register(executionsApi);
+  await app.register(notificationsApi);
   await app.register(usageApi);
   await app.register(agentApi);
   await app.register(policyApi);

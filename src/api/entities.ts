@@ -1,8 +1,9 @@
 // The inventory area: operators register hosts, containers and VMs (one entity or a whole inventory per
-// request); anyone may list and read them from the entities read model, which says how fresh it is.
+// request) and retire or restore them; anyone may list and read them from the entities read model, which says
+// how fresh it is, each host with its health.
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { registerEntities } from '../commands/entity.ts';
+import { registerEntities, restoreEntity, retireEntity } from '../commands/entity.ts';
 import { InventoryPayload } from '../domain/entity/commands.ts';
 import { EntityLifecycle, EntitySlug, EntityType } from '../domain/entity/events.ts';
 import { type EntityFilter, getEntity, listEntities } from '../projections/entities.ts';
@@ -10,12 +11,19 @@ import { commandContext } from './context.ts';
 import { HttpProblem } from './errors.ts';
 import { MinPosition, asOfPosition, awaitPosition, stamp } from './freshness.ts';
 import { BODY, CALLER, LAG, WRITE, notFound } from './responses.ts';
-import { AsOf, Entity, RegistrationReply } from './views.ts';
+import { AsOf, Entity, EntityCommandReply, RegistrationReply } from './views.ts';
 
 /** `type=` left empty by a script means "not given", not "bad". */
 const blankIsAbsent = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
 
-const ListQuery = z.strictObject({ type: blankIsAbsent(EntityType), state: blankIsAbsent(EntityLifecycle), min_position: MinPosition });
+/** state=retired lists the retired entities; include=retired lists them beside the others. */
+const ListQuery = z.strictObject({
+  type: blankIsAbsent(EntityType),
+  state: blankIsAbsent(z.union([EntityLifecycle, z.literal('retired')])),
+  include: blankIsAbsent(z.literal('retired')),
+  min_position: MinPosition,
+});
+const RetireBody = z.strictObject({ reason: z.string().max(1000).optional() }).nullish();
 const EntityParams = z.strictObject({ slug: EntitySlug });
 const ReadQuery = z.strictObject({ min_position: MinPosition });
 
@@ -44,6 +52,22 @@ const READ_SCHEMA = {
   response: { 200: z.object({ entity: Entity, ...AsOf }), ...CALLER, ...notFound('No such entity (entity_not_found)'), ...LAG },
 };
 
+const RETIRE_SCHEMA = {
+  summary: 'Retire an entity',
+  tags: TAGS,
+  description: 'Appends EntityRetired: the entity stays in history, leaves the default lists, and no command runs on it or its guests.',
+  params: EntityParams,
+  body: RetireBody,
+  response: { 200: EntityCommandReply, ...WRITE, ...BODY, ...notFound('No such entity (unknown_entity)') },
+};
+const RESTORE_SCHEMA = {
+  summary: 'Restore a retired entity',
+  tags: TAGS,
+  params: EntityParams,
+  body: RetireBody,
+  response: { 200: EntityCommandReply, ...WRITE, ...BODY, ...notFound('No such entity (unknown_entity)') },
+};
+
 export const entitiesApi: FastifyPluginCallbackZod = (app, _options, done) => {
   const { runtime, readWaitMs } = app.nomos;
 
@@ -55,11 +79,23 @@ export const entitiesApi: FastifyPluginCallbackZod = (app, _options, done) => {
     const q = request.query;
     await awaitPosition(runtime, READS, q.min_position, readWaitMs);
     const asOf = await asOfPosition(runtime, READS);
-    const filter: EntityFilter = { ...(q.type && { type: q.type }), ...(q.state && { state: q.state }) };
+    const filter: EntityFilter = {
+      ...(q.type && { type: q.type }),
+      ...(q.state !== undefined && q.state !== 'retired' && { state: q.state }),
+      retired: q.state === 'retired' ? 'only' : q.include === 'retired' ? 'all' : 'active',
+    };
     const entities = await listEntities(runtime.db, filter);
     stamp(reply, asOf);
     return { entities, as_of_position: asOf };
   });
+
+  app.delete('/entities/:slug', { schema: RETIRE_SCHEMA }, async (request) =>
+    retireEntity(runtime.commandDeps, request.params.slug, request.body?.reason ?? '', commandContext(request, ['operator'], 'retire an entity')),
+  );
+
+  app.post('/entities/:slug/restore', { schema: RESTORE_SCHEMA }, async (request) =>
+    restoreEntity(runtime.commandDeps, request.params.slug, request.body?.reason ?? '', commandContext(request, ['operator'], 'restore an entity')),
+  );
 
   app.get('/entities/:slug', { schema: READ_SCHEMA }, async (request, reply) => {
     const { slug } = request.params;

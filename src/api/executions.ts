@@ -5,7 +5,8 @@ import { z } from 'zod';
 import { CommandText } from '../domain/command-text.ts';
 import { Actor } from '../domain/messages.ts';
 import { Verdict } from '../domain/session/events.ts';
-import { ApprovalStatus, listApprovals, pageSessionExecutions } from '../projections/executions.ts';
+import { ApprovalStatus, countCommandLog, listApprovals, listCommandLog, pageSessionExecutions } from '../projections/executions.ts';
+import { CommandLogExport, CommandLogPage, CommandLogQuery, EXPORT_CAP, LOG_PAGE_DEFAULT, LOG_PAGE_MAX, exportStream, filterOf, nextPagePath, wantsCsv, withLinks } from './command-log.ts';
 import { commandContext } from './context.ts';
 import { IncludeDeleted, deletedProblem, includesDeleted, readableSession } from './deleted.ts';
 import { HttpProblem } from './errors.ts';
@@ -34,6 +35,25 @@ const EXECUTION_SCHEMA = {
   params: Id,
   querystring: z.strictObject({ min_position: MinPosition, include_deleted: IncludeDeleted }),
   response: { 200: ExecutionStatusReply, ...CALLER, ...notFound('No such execution (execution_not_found), or its session was deleted (session_deleted)'), ...LAG },
+};
+const COMMAND_LOG_SCHEMA = {
+  summary: 'The command log: executions across sessions',
+  tags: TAGS,
+  description:
+    `Newest requested first, narrowed by target, host (the host and its containers and VMs), actor (who requested), approver (who granted or denied), risk, status, rule (rule_id), session and since/until (on requested_at), in keyset pages of \`limit\` (default ${LOG_PAGE_DEFAULT}, at most ${LOG_PAGE_MAX}) with next_cursor and \`Link: <next page>; rel="next"\`. ` +
+    `format=csv or format=json answers every matching row as an attachment instead (newest first, at most ${EXPORT_CAP}; \`x-nomos-export-truncated: true\` and the JSON's \`truncated\` say more matched). A repeated or bad parameter is refused by name (400).`,
+  querystring: CommandLogQuery,
+  response: {
+    200: {
+      description: 'A page of the log; with format=json, every matching row as an attachment; with format=csv (or Accept: text/csv), the rows as RFC 4180 CSV with a header row',
+      content: {
+        'application/json': { schema: z.union([CommandLogPage, CommandLogExport]) },
+        'text/csv': { schema: z.string() },
+      },
+    },
+    ...CALLER,
+    ...LAG,
+  },
 };
 const APPROVALS_SCHEMA = {
   summary: 'List approvals',
@@ -100,6 +120,30 @@ export const executionsApi: FastifyPluginCallbackZod = (app, _options, done) => 
     if (status.session_deleted === true && !withDeleted) throw deletedProblem(`execution ${request.params.id} belongs to a deleted session`, request.principal.role);
     stamp(reply, asOf);
     return { ...status, as_of_position: asOf };
+  });
+
+  // The command log reads the inventory too: a host's guests are the entities whose parent it is.
+  app.get('/executions', { schema: COMMAND_LOG_SCHEMA }, async (request, reply) => {
+    const reads = ['executions', 'entities'];
+    await awaitPosition(runtime, reads, request.query.min_position, readWaitMs);
+    const asOf = await asOfPosition(runtime, reads);
+    const filter = filterOf(request.query, includesDeleted(request.query.include_deleted, request.principal.role));
+    stamp(reply, asOf);
+    const format = request.query.format ?? (wantsCsv(request.headers.accept) ? 'csv' : undefined);
+    if (format !== undefined) {
+      const truncated = (await countCommandLog(runtime.db, filter, EXPORT_CAP + 1)) > EXPORT_CAP;
+      const file = exportStream(runtime.db, filter, format, asOf, truncated);
+      return reply
+        .type(file.type)
+        .header('content-disposition', `attachment; filename="${file.fileName}"`)
+        .header('x-nomos-export-truncated', String(truncated))
+        // Fastify pipes a stream as it is, unserialised; the type says what the stream holds.
+        .send(file.body as unknown as string);
+    }
+    const limit = request.query.limit ?? LOG_PAGE_DEFAULT;
+    const page = await listCommandLog(runtime.db, filter, { limit, ...(request.query.cursor !== undefined && { cursor: request.query.cursor }) });
+    if (page.next_cursor !== null) void reply.header('link', `<${nextPagePath(request.query, limit, page.next_cursor)}>; rel="next"`);
+    return { executions: page.executions.map(withLinks), next_cursor: page.next_cursor, as_of_position: asOf };
   });
 
   app.get('/approvals', { schema: APPROVALS_SCHEMA }, async (request, reply) => {

@@ -2,12 +2,15 @@
 // tokens. Each request gets its own MCP server object; the session a client was given at its handshake lives in
 // the database (src/mcp/sessions.ts), so any `nomos serve` sharing it answers any request of any client, and
 // answers come as JSON (no stream held open on one server). GET (a server-to-client stream) is not offered: 405,
-// as the transport's specification allows. DELETE ends the client's session. With auth off, a client is
+// as the transport's specification allows. DELETE ends the client's session, and closes the Nomos session it
+// opened as abandoned (by the system actor, unless the agent completed it; src/commands/close-abandoned.ts). The
+// transport closing after each answer ends nothing: in this stateless form it is no more than one request's end. With auth off, a client is
 // recorded as `agent:<its clientInfo name>` (src/mcp/client-actor.ts): never as the operator.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { Client } from '../domain/messages.ts';
+import { closeAbandoned } from '../commands/close-abandoned.ts';
 import { type McpPrincipal, type McpSession, McpSessions } from '../mcp/sessions.ts';
 import { authenticate } from './auth.ts';
 import { agentFor } from '../mcp/client-actor.ts';
@@ -108,7 +111,10 @@ export const mcpApi: FastifyPluginCallbackZod = (app, _options, done) => {
     if (principal === null) return reply;
     const session = await sessionOf(request, reply, principal);
     if (session === null) return reply;
-    await sessions.close(session.id, principal);
+    const { opened } = await sessions.close(session.id, principal);
+    // A session with work in flight stays open: the idle close ends it once that work has ended. A server that
+    // stops here leaves it to the idle close too.
+    if (opened !== null) await closeAbandoned(runtime.commandDeps, opened, { reason: 'mcp_session_ended', idleMs: 0 });
     return reply.status(204).send();
   });
 

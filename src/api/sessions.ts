@@ -48,6 +48,9 @@ const ListQuery = z.strictObject({
   status: blankIsAbsent(z.enum(['active', 'done', 'failed'])),
   entity_id: blankIsAbsent(QueryText(200)),
   blocker: blankIsAbsent(QueryText(100)),
+  outcome_disputed: blankIsAbsent(
+    z.enum(['true', 'false'], { error: 'outcome_disputed must be true or false' }).describe('true: only sessions closed as success whose every change was denied, refused or failed; false: only the others'),
+  ),
   owner: blankIsAbsent(QueryText(210).regex(/^(operator|agent):[^\s:]{1,200}$/, 'must be role:id with role operator or agent, such as agent:rclone-bot')),
   include_deleted: IncludeDeleted,
   since: blankIsAbsent(SinceQuery),
@@ -69,6 +72,7 @@ function nextPageUrl(q: z.infer<typeof ListQuery>, cursor: string): string {
   if (q.status) next.set('status', q.status);
   if (q.entity_id) next.set('entity_id', q.entity_id);
   if (q.blocker) next.set('blocker', q.blocker);
+  if (q.outcome_disputed) next.set('outcome_disputed', q.outcome_disputed);
   if (q.owner) next.set('owner', q.owner);
   if (q.include_deleted) next.set('include_deleted', q.include_deleted);
   if (q.since) next.set('since', q.since.toISOString());
@@ -206,6 +210,7 @@ export const sessionsApi: FastifyPluginCallbackZod = (app, _options, done) => {
       ...(q.status && { status: q.status }),
       ...(q.entity_id && { entity_id: q.entity_id }),
       ...(q.blocker && { blocker: q.blocker }),
+      ...(q.outcome_disputed && { outcome_disputed: q.outcome_disputed === 'true' }),
       ...(q.owner && { owner: q.owner }),
       ...(includeDeleted && { include_deleted: true }),
       ...(q.since && { since: q.since }),

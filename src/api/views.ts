@@ -73,6 +73,15 @@ export const Session = z.object({
   input_tokens: z.number().int().nullable().describe("the provider's figures, summed (null: none reported)"),
   output_tokens: z.number().int().nullable(),
   cached_input_tokens: z.number().int().nullable(),
+  closed_by: Actor.nullable().describe('who completed the task (system:executor: Nomos closed it, abandoned); null while open'),
+  outcome_disputed: z.boolean().describe('closed as success, but every change of the task was denied, refused or failed'),
+  dispute: z
+    .object({
+      detail: z.string(),
+      changes: z.array(z.object({ execution_id: z.string(), target: z.string(), command: z.string(), risk_class: z.string(), status: z.string() })),
+    })
+    .nullable()
+    .describe('the evidence of outcome_disputed: in words, and each change of the task and how it ended'),
   cost: z.number().nullable().optional().describe('GET /sessions/:id only, when NOMOS_MODEL_PRICES is set: null when a model it used has no price'),
 });
 
@@ -260,7 +269,32 @@ export const Approval = z.object({
   policy_version: z.number().int().nullable(),
 });
 
+/** How the operator's channels were told of an approval (src/notify/outbox.ts, notificationsOfApproval). */
+export const ApprovalNotification = z.object({
+  channel: z.string().describe("the channel's name (never a secret)"),
+  kind: z.enum(['approval_requested', 'approval_expiring', 'turn_failed', 'execution_hung']),
+  status: z.enum(['pending', 'delivered', 'failed', 'skipped']).describe('pending: due (again) at next_attempt_at; failed: given up; skipped: the approval was decided first'),
+  attempts: z.number().int(),
+  last_error: z.string().nullable().describe("the latest attempt's error (null when it went through)"),
+  last_attempt_at: Time.nullable(),
+  next_attempt_at: Time.nullable(),
+  delivered_at: Time.nullable(),
+  note: z.string().nullable(),
+});
+
 // ---- fleet ----
+
+const EntityHealth = z
+  .object({
+    reachable: z.boolean().nullable().describe('true: the latest word from the host was a contact; false: a failure; null: never tried'),
+    last_contact_at: Time.nullable().describe('a command ran on it (whatever its exit code), or a reachability check reached it'),
+    last_failure_at: Time.nullable().describe('a connection refused or timed out, a host key that did not match, or a check that failed'),
+    last_error: z.string().nullable().describe("the latest failure's error"),
+    checked_at: Time.nullable().describe('when the reachability check (NOMOS_REACHABILITY_EVERY) last looked at it'),
+  })
+  .nullable()
+  .describe('hosts only');
+const EntityRetired = z.object({ at: Time, by: z.string().nullable(), reason: z.string() }).nullable().describe('set when the entity is retired');
 
 export const Entity = z.object({
   slug: z.string(),
@@ -271,6 +305,8 @@ export const Entity = z.object({
   pve_id: z.number().int().nullable(),
   ssh: z.object({ host: z.string(), port: z.number().int(), user: z.string(), host_key: z.string().nullable(), host_key_pinned_by: PinnedBy.nullable() }).nullable(),
   attributes: Attributes,
+  retired: EntityRetired,
+  health: EntityHealth,
   children: z.array(z.string()).optional().describe("a host read on its own: its guests' slugs"),
   created_at: Time,
   updated_at: Time,

@@ -22,6 +22,9 @@ export interface AuditSession {
   /** Summed over the session's model calls as the provider reported them; null when none were reported. */
   input_tokens: number | null;
   output_tokens: number | null;
+  /** A success the log contradicts, with its evidence in words (absent from a server before disputes). */
+  outcome_disputed?: boolean | undefined;
+  dispute?: { detail: string } | null | undefined;
 }
 
 export type AuditOutcome = 'success' | 'partial' | 'failed' | 'active';
@@ -37,6 +40,8 @@ export interface AuditEntry {
   objective: string;
   outcome: AuditOutcome;
   blocker: string | null;
+  /** Why the outcome is disputed (closed as success, yet every change failed); null when it is not. */
+  dispute: string | null;
   severity: Severity;
   message_count: number;
   user_message_count: number;
@@ -53,6 +58,8 @@ export interface AuditSummary {
   outcomes: Record<AuditOutcome, number>;
   /** Sessions per blocker, most frequent first; sessions without a blocker are not counted here. */
   blockers: { blocker: string; count: number }[];
+  /** Sessions whose outcome the log contradicts. */
+  disputed: number;
   /** Summed from each session's top_tools, which the server caps at five tools per session. */
   top_tools: { name: string; count: number }[];
   /** null when there are no sessions. */
@@ -81,6 +88,7 @@ export function toEntry(session: AuditSession): AuditEntry {
     objective: session.goal || session.title || '(no goal set)',
     outcome,
     blocker: session.blocker || null,
+    dispute: session.outcome_disputed === true ? (session.dispute?.detail ?? 'disputed') : null,
     severity: SEVERITY[outcome],
     message_count: session.message_count,
     user_message_count: session.user_message_count,
@@ -114,8 +122,10 @@ export function summarize(entries: readonly AuditEntry[]): AuditSummary {
   const tools = new Map<string, number>();
   let input: number | null = null;
   let output: number | null = null;
+  let disputed = 0;
   for (const entry of entries) {
     outcomes[entry.outcome] += 1;
+    if (entry.dispute !== null) disputed += 1;
     input = plus(input, entry.input_tokens);
     output = plus(output, entry.output_tokens);
     if (entry.blocker !== null) blockers.set(entry.blocker, (blockers.get(entry.blocker) ?? 0) + 1);
@@ -125,6 +135,7 @@ export function summarize(entries: readonly AuditEntry[]): AuditSummary {
     sessions: entries.length,
     outcomes,
     blockers: [...blockers].map(([blocker, count]) => ({ blocker, count })).sort(byCountThenName((b) => b.blocker)),
+    disputed,
     top_tools: [...tools].map(([name, count]) => ({ name, count })).sort(byCountThenName((t) => t.name)).slice(0, TOP_TOOLS),
     median_tool_calls: median(entries.map((e) => e.tool_call_count)),
     input_tokens: input,
@@ -151,6 +162,7 @@ export function formatEntry(entry: AuditEntry): string {
     `  Messages: ${entry.message_count} (${entry.user_message_count}/${entry.assistant_message_count}) · Tool calls: ${entry.tool_call_count} across ${entry.turn_count} turns · Top tools: ${tools(entry.top_tools)}`,
     `  Objective: ${entry.objective}`,
     `  Outcome ${EMOJI[entry.outcome]} (${entry.outcome}) · Blocker: ${entry.blocker ?? 'none'} · Severity: ${entry.severity}`,
+    ...(entry.dispute === null ? [] : [`  Outcome disputed: ${entry.dispute}`]),
     ...(reported ? [`  Tokens: ${tokens(entry.input_tokens, entry.output_tokens)}`] : []),
   ].join('\n');
 }
@@ -162,6 +174,7 @@ export function formatSummary(summary: AuditSummary): string {
     `Summary: ${summary.sessions} sessions`,
     `  Outcomes: ✅ success ${outcomes.success} · ⚠️ partial ${outcomes.partial} · ❌ failed ${outcomes.failed} · ⏳ active ${outcomes.active}`,
     `  Blockers: ${blockers}`,
+    ...(summary.disputed === 0 ? [] : [`  Disputed outcomes: ${summary.disputed} (closed as success, but no change took effect)`]),
     `  Top tools: ${tools(summary.top_tools)}`,
     `  Median tool calls per session: ${summary.median_tool_calls ?? 'n/a'}`,
     `  Tokens: ${summary.input_tokens === null && summary.output_tokens === null ? 'none reported' : tokens(summary.input_tokens, summary.output_tokens)}`,

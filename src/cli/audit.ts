@@ -21,6 +21,8 @@ const AuditRow = z.object({
   top_tools: z.array(z.object({ name: z.string(), count: z.number().int() })),
   input_tokens: z.number().int().nonnegative().nullable(),
   output_tokens: z.number().int().nonnegative().nullable(),
+  outcome_disputed: z.boolean().optional(),
+  dispute: z.object({ detail: z.string() }).nullable().optional(),
 }) satisfies z.ZodType<AuditSession>;
 
 // The server's largest page, and only the fields the report reads: the review of a fleet is a few requests.

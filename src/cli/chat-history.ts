@@ -56,7 +56,7 @@ export async function showHistory(client: ServerClient, sessionId: string, out: 
   const { approvals } = await client.request('GET', `/approvals?status=pending&limit=500&min_position=${view.as_of_position}`, { schema: PendingApprovals, what: 'the pending approvals' });
   const pending = approvals
     .filter((a) => a.session_id === sessionId)
-    .map((a) => ({ approval_id: a.id, execution_id: a.execution_id, command: a.command, target: a.target, risk_class: a.risk_class }));
+    .map((a) => ({ approval_id: a.id, session_id: a.session_id, execution_id: a.execution_id, command: a.command, target: a.target, risk_class: a.risk_class, position: view.as_of_position }));
   for (const a of pending) out(`  ⏸ approval needed: ${a.command} on ${a.target} (${a.risk_class})\n`);
   return { position: view.as_of_position, pending };
 }

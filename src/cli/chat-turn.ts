@@ -5,10 +5,13 @@ import type { StreamMessage } from './chat-sse.ts';
 
 export interface ApprovalAsk {
   approval_id: string;
+  session_id: string;
   execution_id: string;
   command: string;
   target: string;
   risk_class: string;
+  /** A position at which the read models hold the approval (its request's, or a later one). */
+  position: number;
 }
 
 export class TurnPrinter {
@@ -50,10 +53,12 @@ export class TurnPrinter {
       case 'approval_required':
         this.approvals.push({
           approval_id: String(d.approval_id),
+          session_id: m.session_id,
           execution_id: String(d.execution_id),
           command: String(d.command),
           target: String(d.target),
           risk_class: String(d.risk_class),
+          position: m.id ?? this.lastId ?? 0,
         });
         this.out(`  ⏸ approval needed: ${String(d.command)} on ${String(d.target)} (${String(d.risk_class)})\n`);
         break;

@@ -1,17 +1,17 @@
 // `nomos chat [--session ID]`: a terminal chat client. Streams each turn (tokens as they come, a line per tool
-// call, its result drawn as it ended), and when a command needs approval asks the operator inline; after the
-// decision it shows how the execution ended and the agent's continuation. Ctrl-C stops watching, not the agent.
+// call, its result drawn as it ended), and when a command needs approval asks the operator inline (the prompt:
+// chat-approval.ts); after the decision it shows how the execution ended and the agent's continuation. Ctrl-C
+// stops watching, not the agent.
 import { createInterface } from 'node:readline/promises';
 import { z } from 'zod';
+import { APPROVE_TIMEOUT_MS, readApproval } from './approvals.ts';
+import { decidedElsewhere, promptApproval, stillPending } from './chat-approval.ts';
 import { RunReply, drawOutcome, outcomeOfRun } from './chat-draw.ts';
 import { followSession, settleExecution } from './chat-follow.ts';
 import { showHistory } from './chat-history.ts';
 import { sseMessages } from './chat-sse.ts';
 import { type ApprovalAsk, TurnPrinter } from './chat-turn.ts';
 import { type ServerClient, ServerRefused, serverClient } from './server-client.ts';
-
-/** The server waits a while for an approved command before it answers; this client waits longer than that. */
-const APPROVE_TIMEOUT_MS = 10 * 60_000;
 
 const Approved = z.object({ position: z.number(), execution: RunReply.extend({ position: z.number() }) });
 const Denied = z.object({ position: z.number() });
@@ -27,7 +27,19 @@ export const chatAction = (options: ChatOptions): Promise<void> => chat(serverCl
 async function chat(client: ServerClient, options: ChatOptions): Promise<void> {
   const out = (text: string) => void process.stdout.write(text);
   const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY });
-  const ask = (question: string) => rl.question(question).catch(() => null);
+  // null once the input is closed (Ctrl-C or Ctrl-D at a prompt, the end of a piped input) or `signal` withdraws the
+  // question; watched here, since a pending question is not always settled when the interface closes.
+  let closed = false;
+  rl.once('close', () => (closed = true));
+  const ask = (question: string, signal?: AbortSignal) =>
+    new Promise<string | null>((resolve) => {
+      if (closed) return resolve(null);
+      const onClose = () => resolve(null);
+      rl.once('close', onClose);
+      rl.question(question, signal ? { signal } : {})
+        .then(resolve, () => resolve(null))
+        .finally(() => rl.off('close', onClose));
+    });
   // What Ctrl-C stops: the stream or wait in progress, else the chat itself.
   let watching: AbortController | null = null;
   rl.on('SIGINT', () => (watching ? watching.abort() : rl.close()));
@@ -62,8 +74,7 @@ async function chat(client: ServerClient, options: ChatOptions): Promise<void> {
     return reply.position;
   };
 
-  const deny = async (a: ApprovalAsk, answer: string): Promise<number> => {
-    const reason = answer === '' || /^n(o)?$/i.test(answer) ? 'denied in the terminal' : answer;
+  const deny = async (a: ApprovalAsk, reason: string): Promise<number> => {
     const reply = await client.request('POST', `/approvals/${a.approval_id}/deny`, { body: { reason }, schema: Denied, what: `approval ${a.approval_id}` });
     out(`  denied: ${reason}\n`);
     return reply.position;
@@ -74,17 +85,25 @@ async function chat(client: ServerClient, options: ChatOptions): Promise<void> {
     for (let approvals = first; approvals.length > 0; approvals = printer.takeApprovals()) {
       let since: number | null = null;
       for (const a of approvals) {
-        const answer = await ask(`approve "${a.command}" on ${a.target}? [y/N, or a reason to deny] `);
-        if (answer === null) {
-          out(`\n  (left pending: POST /approvals/${a.approval_id}/approve or /deny decides it)\n`);
+        const { answer, row } = await promptApproval(client, a, ask, out);
+        if (answer.kind === 'left') {
+          out(`\n  ${stillPending(a, row)}\n`);
           continue;
         }
-        const yes = /^y(es)?$/i.test(answer.trim());
+        if (answer.kind === 'decided') {
+          out(`\n  "${a.command}" on ${a.target}: ${decidedElsewhere(answer.row)} (no longer asking)\n`);
+          // The agent may carry on from it as from a decision made here.
+          since ??= printer.lastId ?? a.position;
+          continue;
+        }
+        const yes = answer.kind === 'approve';
         try {
-          since = (yes ? await approve(a) : await deny(a, answer.trim())) ?? since;
+          since = (yes ? await approve(a) : await deny(a, answer.reason)) ?? since;
         } catch (error) {
           if (!(error instanceof ServerRefused)) throw error;
-          out(`  could not ${yes ? 'approve' : 'deny'}: ${error.detail}\n`);
+          // Decided elsewhere between the answer and its arrival: say by whom rather than only that it was refused.
+          const now = error.code === 'approval_decided' ? await readApproval(client, a.session_id, a.approval_id, a.position).catch(() => null) : null;
+          out(now ? `  could not ${yes ? 'approve' : 'deny'}: already ${decidedElsewhere(now)}\n` : `  could not ${yes ? 'approve' : 'deny'}: ${error.detail}\n`);
         }
       }
       if (since === null || sessionId === undefined) return;

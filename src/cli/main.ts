@@ -5,6 +5,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { DEFAULT_REBUILD_BATCH_SIZE } from '../projections/rebuild-defaults.ts';
 import { CLASSIFY_EXIT, DEFAULT_CONTINUATION_WAIT_S, DEFAULT_URL, PROJECTION_NAMES } from './catalog.ts';
 import { shipped } from '../paths.ts';
+import { FLEET_FILE_FORMAT } from './fleet-format.ts';
 
 const { version } = JSON.parse(readFileSync(shipped('package.json'), 'utf8')) as { version: string };
 
@@ -64,12 +65,25 @@ projections
 const fleet = program.command('fleet').description('the fleet inventory, through a running server (NOMOS_URL, NOMOS_TOKEN)');
 fleet
   .command('import')
-  .argument('<file>', 'inventory as YAML or JSON: {entities: [{slug, type, ssh | parent + pve_id, …}]}')
+  .argument('<file>', 'inventory as YAML or JSON: `entities:` with a list of entities, or a bare list (see below)')
   .description(`register the hosts, containers and VMs in FILE with the server at NOMOS_URL (default ${DEFAULT_URL})`)
+  .addHelpText('after', `\nThe file (YAML; JSON of the same shape):\n\n${FLEET_FILE_FORMAT}\n`)
   .action(async (file: string) => {
     const { importInventory } = await import('./fleet.ts');
     for (const line of await importInventory(file, process.env)) console.log(line);
   });
+fleet
+  .command('list')
+  .option('--all', 'retired entities too')
+  .option('--json', "the server's JSON: each entity with its health and retirement")
+  .description('the fleet: slug, kind, target, status, reachability and last contact of each entity')
+  .action(async (options: { all?: boolean; json?: boolean }) => console.log(await (await import('./fleet.ts')).listFleet(options, process.env)));
+fleet
+  .command('retire')
+  .argument('<slug>', 'the entity, such as host:old-nas')
+  .option('--reason <text>', 'why, recorded in the event')
+  .description('take an entity out of the fleet (operators): kept in history, off the default lists, no command runs on it')
+  .action(async (slug: string, options: { reason?: string }) => console.log(await (await import('./fleet.ts')).retireFleetEntity(slug, options.reason, process.env)));
 
 const policy = program.command('policy').description("the operator's policy, through a running server (NOMOS_URL, NOMOS_TOKEN)");
 policy
@@ -103,6 +117,48 @@ function secondsOption(value: string): number {
   if (!/^\d+(\.\d+)?$/.test(value) || n > 3_600) throw new InvalidArgumentError('a number of seconds from 0 to 3600');
   return n;
 }
+
+/** Ctrl-C ends `work` (its signal aborts) rather than the process, which then exits as it would have; a second one exits at once. */
+async function untilInterrupted(work: (signal: AbortSignal) => Promise<void>): Promise<void> {
+  const controller = new AbortController();
+  const stop = () => (controller.signal.aborted ? process.exit(130) : controller.abort());
+  process.on('SIGINT', stop);
+  try {
+    await work(controller.signal);
+  } finally {
+    process.off('SIGINT', stop);
+  }
+}
+
+const approvals = program.command('approvals').description('the approvals queue, through a running server (NOMOS_URL, NOMOS_TOKEN); deciding is for operators');
+approvals
+  .command('list')
+  .option('--json', 'print the server\'s answer as JSON: {approvals, as_of_position}')
+  .description('the pending approvals, oldest first: id, session, command, target, risk class, rule (rule_id/policy version), reason, time left')
+  .action(async (options: { json?: boolean }) => {
+    for (const line of await (await import('./approvals.ts')).listCommand(options, process.env)) console.log(line);
+  });
+approvals
+  .command('approve')
+  .argument('<id>', 'the approval id (nomos approvals list shows it)')
+  .description('approve: the command runs once; prints how it ended, following it while it runs (Ctrl-C stops following, not the command)')
+  .action(async (id: string) => {
+    const { approveCommand } = await import('./approvals.ts');
+    await untilInterrupted((signal) => approveCommand(id, process.env, (text) => void process.stdout.write(text), signal));
+  });
+approvals
+  .command('deny')
+  .argument('<id>', 'the approval id (nomos approvals list shows it)')
+  .requiredOption('--reason <text>', 'why, recorded with the denial and told to the agent')
+  .description('deny: nothing runs, and the reason is recorded')
+  .action(async (id: string, options: { reason: string }) => console.log(await (await import('./approvals.ts')).denyCommand(id, options.reason, process.env)));
+approvals
+  .command('watch')
+  .description('a line for each pending approval, those waiting first, then each new one as it is asked, until Ctrl-C')
+  .action(async () => {
+    const { watchCommand } = await import('./approvals.ts');
+    await untilInterrupted((signal) => watchCommand(process.env, (text) => void process.stdout.write(text), (text) => void process.stderr.write(text), signal));
+  });
 
 program
   .command('chat')

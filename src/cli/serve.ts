@@ -100,6 +100,11 @@ export async function serve(config: Config): Promise<void> {
   });
   runtime.startSweeper(config.sweepMs, (error) => app.log.error({ err: error }, 'approval/execution sweep failed; retrying'));
   runtime.startReactor({ onError: (error) => app.log.error({ err: error }, 'agent reactor failed; retrying') });
+  runtime.startNotifier(address, { onError: (error) => app.log.error({ err: error }, 'notifier failed; retrying') });
+  if (config.notify.channels.length > 0) app.log.info(`notifications to: ${config.notify.channels.map((c) => c.name).join(', ')}`);
+  if (config.reachabilityEveryMs !== null) {
+    runtime.startReachability(config.reachabilityEveryMs, { onError: (error) => app.log.error({ err: error }, 'host reachability check failed; retrying') });
+  }
   const auth = authOff ? 'auth: OFF (no API tokens configured; loopback only)' : `auth: on (${config.tokens.length} tokens)`;
   app.log.info(`nomos listening on ${address} — events: ${runtime.description.eventStore}, read models: ${runtime.description.readModels}; ${auth}`);
   app.log.info(`web console: ${address}/`);

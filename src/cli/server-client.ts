@@ -24,12 +24,12 @@ export interface ServerClient {
   readonly base: string;
   readonly headers: Record<string, string>;
   /** Sends a request and parses the JSON answer with `schema`; throws a readable Error on any failure. */
-  request<T>(method: 'GET' | 'POST' | 'PUT', path: string, options: RequestOptions<T>): Promise<T>;
+  request<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, options: RequestOptions<T>): Promise<T>;
   /**
    * request, in two steps: resolves once the answer's headers have arrived (so a caller can act on them, say
    * ask for the next page, while the body is still on its way), and `body()` reads and parses the rest.
    */
-  open<T>(method: 'GET' | 'POST' | 'PUT', path: string, options: RequestOptions<T>): Promise<OpenedAnswer<T>>;
+  open<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, options: RequestOptions<T>): Promise<OpenedAnswer<T>>;
   /**
    * An event stream (POST /chat, GET /sessions/:id/stream): resolves with the response once its headers say
    * it was accepted, its body unread; a refusal throws ServerRefused. No timeout: `signal` ends it.

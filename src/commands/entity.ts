@@ -3,7 +3,7 @@
 // connection, change an entity's state; and read an entity, or the SSH target a command on it runs through.
 import type { z } from 'zod';
 import { NotFound, RuleViolation } from '../domain/messages.ts';
-import { AttributesUpdate, type EntityCommand, type EntitySpecInput, Inventory, RelationshipSpec } from '../domain/entity/commands.ts';
+import { AttributesUpdate, type EntityCommand, type EntitySpecInput, Inventory, RelationshipSpec, RetirementReason } from '../domain/entity/commands.ts';
 import { checkParents, decide, registrationOrder } from '../domain/entity/decide.ts';
 import {
   ENTITY_EVENT_VERSION,
@@ -179,11 +179,28 @@ export async function createRelationship(
   return reply(from, await run(deps, from, { type: 'create_relationship', slug: from, to: spec.to, relationship: spec.type }, ctx));
 }
 
-/** An entity a command may run on: registered and not destroyed. */
+/**
+ * Retires an entity: an EntityRetired event, kept in history; the entity leaves the default lists and no
+ * command runs on it (or on its guests). NotFound unknown_entity for a slug never registered; RuleViolation
+ * already_retired when it is retired already (nothing appended).
+ */
+export async function retireEntity(deps: CommandDeps, slug: string, reason: string, ctx: CommandContext): Promise<EntityCommandReply> {
+  const why = parseOrRefuse(RetirementReason, reason, 'invalid_reason');
+  return reply(slug, await run(deps, inventorySlug(slug), { type: 'retire_entity', slug, reason: why }, ctx));
+}
+
+/** Brings a retired entity back (EntityRestored); RuleViolation not_retired when it is not retired. */
+export async function restoreEntity(deps: CommandDeps, slug: string, reason: string, ctx: CommandContext): Promise<EntityCommandReply> {
+  const why = parseOrRefuse(RetirementReason, reason, 'invalid_reason');
+  return reply(slug, await run(deps, inventorySlug(slug), { type: 'restore_entity', slug, reason: why }, ctx));
+}
+
+/** An entity a command may run on: registered, not destroyed and not retired. */
 async function runnable(store: EventStore, slug: string): Promise<Entity> {
   const entity = await loadEntity(store, slug);
   if (entity === null) throw new NotFound('entity', `${slug} is not in the inventory; list entities with GET /entities`, 'unknown_entity');
   if (entity.state === 'destroyed') throw new RuleViolation('entity_destroyed', `${slug} is destroyed; commands cannot run on it`);
+  if (entity.retired) throw new RuleViolation('entity_retired', `${slug} is retired; commands cannot run on it (an operator restores it with POST /entities/${slug}/restore)`);
   return entity;
 }
 
@@ -216,5 +233,6 @@ export async function resolveTarget(store: EventStore, slug: string): Promise<Ex
   const host = await loadEntity(store, entity.parent);
   if (host === null) throw new NotFound('entity', `${slug} runs on ${entity.parent}, which is not in the inventory`, 'unknown_entity');
   if (host.state === 'destroyed') throw new RuleViolation('entity_destroyed', `${slug} runs on ${entity.parent}, which is destroyed`);
+  if (host.retired) throw new RuleViolation('entity_retired', `${slug} runs on ${entity.parent}, which is retired; commands cannot run on it`);
   return { kind: entity.type, host: sshHostOf(host), pveId: entity.pveId };
 }

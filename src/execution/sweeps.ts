@@ -1,25 +1,71 @@
 // The periodic work of execution orchestration, run by one server at a time (the sweep's lease): approvals past
 // their TTL recorded expired; executions whose server stopped renewing their claim recorded lost within
 // seconds; approved executions their server never started started here, exactly once — or, once the
-// approval's window has passed, refused as lost. Each is decided against the session's stream, so a sweep
-// that races a live server changes nothing twice.
+// approval's window has passed, refused as lost; sessions idle past NOMOS_SESSION_IDLE_CLOSE, and those of MCP
+// sessions that lapsed, closed as abandoned. Each is decided against the session's stream, so a sweep that races
+// a live server changes nothing twice.
 import { RuleViolation } from '../domain/messages.ts';
 import type { ExecutionOutcome } from '../domain/session/commands.ts';
 import type { CommandDeps } from '../commands/context.ts';
+import { closeAbandoned } from '../commands/close-abandoned.ts';
 import { runSessionCommand } from '../commands/session.ts';
+import { McpSessions } from '../mcp/sessions.ts';
 import { dueApprovals } from '../projections/executions.ts';
 import { type ExecutionService, SYSTEM } from './service.ts';
 
 const BATCH = 100;
 
+/** How sessions end by themselves. */
+export interface SessionEndSettings {
+  /** A session without an event for this long is closed as abandoned; null: never (NOMOS_SESSION_IDLE_CLOSE=off). */
+  readonly idleCloseMs: number | null;
+}
+
 export const LOST_ERROR = 'lost: the server running it stopped before it ended; its outcome is unknown — check the target before running it again';
 
 /** One sweep: returns what each part did. */
-export async function sweep(deps: CommandDeps, executions: ExecutionService): Promise<{ expired: number; lost: number; started: number; refused: number }> {
+export async function sweep(
+  deps: CommandDeps,
+  executions: ExecutionService,
+  sessions: SessionEndSettings = { idleCloseMs: null },
+): Promise<{ expired: number; lost: number; started: number; refused: number; idleClosed: number; mcpLapsed: number }> {
   const expired = await expireDue(deps);
   const lost = await recordLost(deps, executions);
   const orphans = await startOrphaned(deps, executions);
-  return { expired, lost, ...orphans };
+  const mcpLapsed = await closeLapsedMcp(deps);
+  const idleClosed = sessions.idleCloseMs === null ? 0 : await closeIdle(deps, sessions.idleCloseMs);
+  return { expired, lost, ...orphans, idleClosed, mcpLapsed };
+}
+
+/**
+ * Closes sessions with no event for idleMs as partial, abandoned, by the system actor; returns how many. A session
+ * with a turn running, an approval pending or an execution on its way is left until that has ended (its own expiry
+ * or lost-run path ends it), and then waits idleMs again from that last event. A deleted session is not closed.
+ */
+export async function closeIdle(deps: CommandDeps, idleMs: number): Promise<number> {
+  const before = new Date(deps.clock().getTime() - idleMs).toISOString();
+  // Through the index of open sessions (migrations/028): few are open at a time.
+  const { rows } = await deps.readDb.query<{ id: string }>(
+    `SELECT id FROM sessions WHERE status = 'active' AND deleted_at IS NULL AND last_active_at < $1 AND pending_approvals = 0
+      ORDER BY created_at LIMIT $2`,
+    [before, BATCH],
+  );
+  let closed = 0;
+  for (const row of rows) {
+    const result = await closeAbandoned(deps, row.id, { reason: 'idle', idleMs });
+    if (result.closed) closed++;
+  }
+  return closed;
+}
+
+/** MCP sessions their client has not used for their TTL are ended, and the Nomos sessions they opened closed. */
+export async function closeLapsedMcp(deps: CommandDeps): Promise<number> {
+  let closed = 0;
+  for (const sessionId of await new McpSessions(deps.readDb).endLapsed(deps.clock(), BATCH)) {
+    const result = await closeAbandoned(deps, sessionId, { reason: 'mcp_session_ended', idleMs: 0 });
+    if (result.closed) closed++;
+  }
+  return closed;
 }
 
 /** Records every pending approval past its TTL as expired; returns how many. */

@@ -133,7 +133,7 @@ function runHeadline(result: unknown): string | null {
   if (typeof result !== 'object' || result === null) return null;
   const r = result as { status?: unknown; execution_id?: unknown; approval_id?: unknown; expires_at?: unknown };
   if (r.status === 'approval_required') {
-    return `Not run: it needs an operator's approval (approval ${String(r.approval_id)}, until ${String(r.expires_at)}). An operator approves or denies it in the Nomos console or with the CLI; do not resubmit it. Poll get_execution_status with execution_id ${String(r.execution_id)} to learn when it has run.`;
+    return `Not run: it needs an operator's approval (approval ${String(r.approval_id)}, until ${String(r.expires_at)}). An operator approves or denies it in the Nomos console or with "nomos approvals approve ${String(r.approval_id)}" (or "nomos approvals deny ${String(r.approval_id)} --reason TEXT"); do not resubmit it. Poll get_execution_status with execution_id ${String(r.execution_id)} to learn when it has run.`;
   }
   if (r.status === 'pending') return `Still running: poll get_execution_status with execution_id ${String(r.execution_id)}.`;
   return null;

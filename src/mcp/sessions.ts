@@ -1,7 +1,8 @@
 // MCP sessions, shared by every server through the database: the Mcp-Session-Id a client was given at its
 // handshake names who it is (the token's actor), what it is (its name and version) and the Nomos session its
 // tool calls go to. Nothing of it lives in one process, so any server answers any request of any client, and a
-// server killed between two calls loses nothing.
+// server killed between two calls loses nothing. When an MCP session ends (its client's DELETE) or lapses (unused
+// for its TTL, ended by the sweep), the Nomos session it opened is closed as abandoned (src/commands/close-abandoned.ts).
 import { randomUUID } from 'node:crypto';
 import { RuleViolation, type Client } from '../domain/messages.ts';
 import { requireWriter } from '../domain/session/owner.ts';
@@ -50,7 +51,7 @@ const fromRow = (row: Row): McpSession => ({
 });
 
 /** A session that has not been used for this long is gone: its client initializes again (HTTP 404, as MCP says). */
-const IDLE_DAYS = 30;
+export const MCP_SESSION_TTL_MS = 30 * 24 * 3600_000;
 
 export class McpSessions {
   constructor(private readonly db: Queryable) {}
@@ -61,8 +62,6 @@ export class McpSessions {
       `INSERT INTO mcp_sessions (id, actor_role, actor_id, client_name, client_version, protocol_version) VALUES ($1, $2, $3, $4, $5, $6)`,
       [id, principal.role, principal.name, client.name, client.version, protocolVersion],
     );
-    // Old sessions go as new ones come, on whichever server: no sweep to lead.
-    await this.db.query(`DELETE FROM mcp_sessions WHERE last_seen_at < now() - $1 * interval '1 day'`, [IDLE_DAYS]);
     return { id, principal, client, protocolVersion, nomosSessionId: null, started: false, lastPosition: 0 };
   }
 
@@ -82,9 +81,29 @@ export class McpSessions {
     return rows[0] ? { role: rows[0].actor_role, name: rows[0].actor_id } : null;
   }
 
-  async close(id: string, principal: McpPrincipal): Promise<boolean> {
-    const { rows } = await this.db.query<{ id: string }>('DELETE FROM mcp_sessions WHERE id = $1 AND actor_role = $2 AND actor_id = $3 RETURNING id', [id, principal.role, principal.name]);
-    return rows.length > 0;
+  /**
+   * Ends the session: false when it was not there (ended meanwhile, by another server too). `opened`: the Nomos
+   * session it opened itself, for the caller to close; null when it opened none (or only attached to one).
+   */
+  async close(id: string, principal: McpPrincipal): Promise<{ ended: boolean; opened: string | null }> {
+    const { rows } = await this.db.query<{ opened_session_id: string | null }>(
+      'DELETE FROM mcp_sessions WHERE id = $1 AND actor_role = $2 AND actor_id = $3 RETURNING opened_session_id',
+      [id, principal.role, principal.name],
+    );
+    return { ended: rows.length > 0, opened: rows[0]?.opened_session_id ?? null };
+  }
+
+  /**
+   * Ends up to `limit` sessions unused for MCP_SESSION_TTL_MS by `now`, returning the Nomos sessions they had
+   * opened (to close). The DELETE decides who ends each one, so two servers never both return it.
+   */
+  async endLapsed(now: Date, limit: number): Promise<string[]> {
+    const { rows } = await this.db.query<{ opened_session_id: string | null }>(
+      `DELETE FROM mcp_sessions WHERE id IN (SELECT id FROM mcp_sessions WHERE last_seen_at < $1 ORDER BY last_seen_at LIMIT $2)
+       RETURNING opened_session_id`,
+      [new Date(now.getTime() - MCP_SESSION_TTL_MS).toISOString(), limit],
+    );
+    return rows.flatMap((row) => (row.opened_session_id === null ? [] : [row.opened_session_id]));
   }
 
   /**
@@ -97,7 +116,9 @@ export class McpSessions {
     let started = session.started;
     if (id === null) {
       const { rows } = await this.db.query<{ nomos_session_id: string; started: boolean }>(
-        `UPDATE mcp_sessions SET nomos_session_id = COALESCE(nomos_session_id, $2) WHERE id = $1 RETURNING nomos_session_id, started`,
+        `UPDATE mcp_sessions SET nomos_session_id = COALESCE(nomos_session_id, $2),
+           opened_session_id = CASE WHEN nomos_session_id IS NULL THEN $2 ELSE opened_session_id END
+         WHERE id = $1 RETURNING nomos_session_id, started`,
         [session.id, deps.newId()],
       );
       if (!rows[0]) throw new Error(`MCP session ${session.id} ended`);

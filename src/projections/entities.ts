@@ -7,7 +7,15 @@
 //   EntityStateChanged       state
 //   EntityAttributesUpdated  merges into attributes (null removes a key)
 //   RelationshipCreated      an entity_relations row from the stream's entity
-// Each one moves updated_at.
+//   EntityRetired/Restored   retired_at, retired_by (the event's actor), retired_reason
+// Each one moves updated_at. From the sessions' executions, each host's health as commands saw it (not
+// updated_at: the inventory record did not change):
+//   ExecutionRequested       remembers the host the target runs through (entity_execution_hosts)
+//   ExecutionStarted         its connection is being attempted
+//   ExecutionSucceeded/Failed/TimedOut   it ran, whatever its exit: last_contact_at
+//   ExecutionRefused         after a start, as unreachable or for a host key: last_failure_at, last_error
+// The host's reachability checks (host_reachability, written by src/fleet/reachability.ts) are joined in
+// by the queries.
 import { z } from 'zod';
 import type { Queryable } from '../ports/db.ts';
 import {
@@ -20,15 +28,22 @@ import {
   parseEntityEvent,
 } from '../domain/entity/events.ts';
 import { entitySlugOf } from '../domain/entity/stream.ts';
+import { Actor, actorName } from '../domain/messages.ts';
+import type { ProjectedEvent } from '../ports/event-store.ts';
 import { eachEvent, type Projection } from './projection.ts';
-import { occurredAt, pgJson } from './rows.ts';
+import { occurredAt, pgJson, sessionEventsIn } from './rows.ts';
 
-// 2: entity_relations, attributes updates.
-const TABLES_VERSION = 2;
+// 2: entity_relations, attributes updates. 3: retirement, hosts' health from executions.
+const TABLES_VERSION = 3;
+
+/** The session events that tell about a host's health. */
+const EXECUTION_EVENTS = ['ExecutionRequested', 'ExecutionStarted', 'ExecutionSucceeded', 'ExecutionFailed', 'ExecutionTimedOut', 'ExecutionRefused'] as const;
+/** Refusals that mean the connection to the host failed. */
+const CONNECTION_REFUSALS = new Set(['unreachable', 'host_key_mismatch']);
 
 // ---- the projection ----
 
-async function applyEvent(tx: Queryable, slug: string, e: EntityEvent, at: string): Promise<void> {
+async function applyEvent(tx: Queryable, slug: string, e: EntityEvent, at: string, metadata: Record<string, unknown>): Promise<void> {
   switch (e.type) {
     case 'EntityRegistered': {
       const { type, name, state, parent, pve_id, ssh, attributes } = e.data;
@@ -69,6 +84,19 @@ async function applyEvent(tx: Queryable, slug: string, e: EntityEvent, at: strin
       await tx.query('UPDATE entities SET attributes = (attributes || $2::jsonb) - $3::text[], updated_at = $4 WHERE slug = $1', [slug, pgJson(set), removed, at]);
       return;
     }
+    case 'EntityRetired': {
+      const actor = Actor.safeParse(metadata.actor);
+      await tx.query('UPDATE entities SET retired_at = $2, retired_by = $3, retired_reason = $4, updated_at = $2 WHERE slug = $1', [
+        slug,
+        at,
+        actor.success ? actorName(actor.data) : null,
+        e.data.reason,
+      ]);
+      return;
+    }
+    case 'EntityRestored':
+      await tx.query('UPDATE entities SET retired_at = NULL, retired_by = NULL, retired_reason = NULL, updated_at = $2 WHERE slug = $1', [slug, at]);
+      return;
     case 'RelationshipCreated':
       await tx.query('INSERT INTO entity_relations (from_slug, to_slug, type, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING', [
         slug,
@@ -85,15 +113,56 @@ async function applyEvent(tx: Queryable, slug: string, e: EntityEvent, at: strin
   }
 }
 
+/** What an execution event says about the health of the host it runs through. */
+async function applyExecution(tx: Queryable, stored: ProjectedEvent): Promise<void> {
+  const entry = sessionEventsIn([stored])[0];
+  if (entry === undefined) return;
+  const e = entry.event;
+  const at = occurredAt(stored);
+  switch (e.type) {
+    case 'ExecutionRequested':
+      // A guest runs through its host; a target not in the inventory has no host to speak of.
+      await tx.query(
+        `INSERT INTO entity_execution_hosts (execution_id, host)
+         SELECT $1, CASE WHEN type = 'host' THEN slug ELSE parent END FROM entities WHERE slug = $2 AND (type = 'host' OR parent IS NOT NULL)
+         ON CONFLICT (execution_id) DO NOTHING`,
+        [e.data.execution_id, e.data.target],
+      );
+      return;
+    case 'ExecutionStarted':
+      await tx.query('UPDATE entity_execution_hosts SET started = true WHERE execution_id = $1', [e.data.execution_id]);
+      return;
+    case 'ExecutionSucceeded':
+    case 'ExecutionFailed':
+    case 'ExecutionTimedOut':
+      await tx.query(
+        `WITH ended AS (DELETE FROM entity_execution_hosts WHERE execution_id = $1 RETURNING host)
+         UPDATE entities SET last_contact_at = GREATEST(last_contact_at, $2::timestamptz) FROM ended WHERE entities.slug = ended.host`,
+        [e.data.execution_id, at],
+      );
+      return;
+    case 'ExecutionRefused':
+      await tx.query(
+        `WITH ended AS (DELETE FROM entity_execution_hosts WHERE execution_id = $1 RETURNING host, started)
+         UPDATE entities SET last_failure_at = $2::timestamptz, last_error = $3
+         FROM ended WHERE entities.slug = ended.host AND ended.started AND $4 AND (last_failure_at IS NULL OR last_failure_at <= $2::timestamptz)`,
+        [e.data.execution_id, at, e.data.detail.slice(0, 2000), CONNECTION_REFUSALS.has(e.data.reason)],
+      );
+      return;
+    default:
+      return;
+  }
+}
+
 export const entitiesProjection: Projection = {
   name: 'entities',
   version: TABLES_VERSION,
-  tables: ['entity_relations', 'entities'],
-  handles: new Set(Object.keys(entityEventSchemas)),
+  tables: ['entity_relations', 'entity_execution_hosts', 'entities'],
+  handles: new Set([...Object.keys(entityEventSchemas), ...EXECUTION_EVENTS]),
   applyBatch: eachEvent(async (tx, event) => {
     const slug = entitySlugOf(event.streamName);
-    if (slug === null) return;
-    await applyEvent(tx, slug, parseEntityEvent(event.type, event.data), occurredAt(event));
+    if (slug === null) return applyExecution(tx, event);
+    await applyEvent(tx, slug, parseEntityEvent(event.type, event.data), occurredAt(event), event.metadata);
   }),
 };
 
@@ -109,10 +178,30 @@ export interface EntityView {
   /** Hosts only. */
   ssh: { host: string; port: number; user: string; host_key: string | null; host_key_pinned_by: PinnedBy | null } | null;
   attributes: Attributes;
+  /** Set when the entity was retired: when, by whom (role:name), and why. */
+  retired: { at: string; by: string | null; reason: string } | null;
+  /** Hosts only: how reachable the host is, from executions and reachability checks. */
+  health: HostHealth | null;
   /** Hosts, read one at a time: the slugs of their guests. */
   children?: string[];
   created_at: string;
   updated_at: string;
+}
+
+/**
+ * A host's health: the latest of its contacts (a command that ran, whatever its exit code, or a check that
+ * reached it) against the latest of its failures (a connection refused or a host key that did not match, or a
+ * check that could not reach it).
+ */
+export interface HostHealth {
+  /** true: the latest word from the host was a contact; false: a failure; null: never tried. */
+  reachable: boolean | null;
+  last_contact_at: string | null;
+  last_failure_at: string | null;
+  /** The latest failure's error. */
+  last_error: string | null;
+  /** When the reachability check last looked at it (null: never). */
+  checked_at: string | null;
 }
 
 const EntityRow = z.object({
@@ -128,43 +217,95 @@ const EntityRow = z.object({
   host_key: z.string().nullable(),
   host_key_pinned_by: PinnedBy.nullable(),
   attributes: Attributes,
+  retired_at: z.date().nullable(),
+  retired_by: z.string().nullable(),
+  retired_reason: z.string().nullable(),
+  last_contact_at: z.date().nullable(),
+  last_failure_at: z.date().nullable(),
+  last_error: z.string().nullable(),
   created_at: z.date(),
   updated_at: z.date(),
 });
 
-const COLUMNS = Object.keys(EntityRow.shape).join(', ');
+const HealthRow = z.object({
+  checked_at: z.date().nullable(),
+  last_ok_at: z.date().nullable(),
+  last_failed_at: z.date().nullable(),
+  last_failed_error: z.string().nullable(),
+});
+
+const COLUMNS = [...Object.keys(EntityRow.shape).map((c) => `e.${c}`), 'r.checked_at', 'r.last_ok_at', 'r.last_failed_at', 'r.last_failed_error'].join(', ');
+const FROM = 'entities e LEFT JOIN host_reachability r ON r.slug = e.slug';
+
+const latest = (a: Date | null, b: Date | null): Date | null => (a === null ? b : b === null ? a : a > b ? a : b);
+
+/** Executions' word and the checks' word on a host, merged: the latest of each kind wins. */
+function healthOf(row: z.infer<typeof EntityRow>, check: z.infer<typeof HealthRow>): HostHealth {
+  const contact = latest(row.last_contact_at, check.last_ok_at);
+  const failure = latest(row.last_failure_at, check.last_failed_at);
+  const fromCheck = check.last_failed_at !== null && (row.last_failure_at === null || check.last_failed_at >= row.last_failure_at);
+  return {
+    reachable: contact === null && failure === null ? null : failure === null || (contact !== null && contact > failure),
+    last_contact_at: contact?.toISOString() ?? null,
+    last_failure_at: failure?.toISOString() ?? null,
+    last_error: fromCheck ? check.last_failed_error : row.last_error,
+    checked_at: check.checked_at?.toISOString() ?? null,
+  };
+}
 
 function toView(raw: unknown): EntityView {
   const row = EntityRow.parse(raw);
-  const { ssh_host, ssh_port, ssh_user, host_key, host_key_pinned_by, created_at, updated_at, ...rest } = row;
+  const check = HealthRow.parse(raw);
+  const { ssh_host, ssh_port, ssh_user, host_key, host_key_pinned_by, created_at, updated_at, retired_at, retired_by, retired_reason, last_contact_at: _c, last_failure_at: _f, last_error: _e, ...rest } = row;
   const ssh =
     ssh_host === null || ssh_port === null || ssh_user === null ? null : { host: ssh_host, port: ssh_port, user: ssh_user, host_key, host_key_pinned_by };
-  return { ...rest, ssh, created_at: created_at.toISOString(), updated_at: updated_at.toISOString() };
+  return {
+    ...rest,
+    ssh,
+    retired: retired_at === null ? null : { at: retired_at.toISOString(), by: retired_by, reason: retired_reason ?? '' },
+    health: row.type === 'host' ? healthOf(row, check) : null,
+    created_at: created_at.toISOString(),
+    updated_at: updated_at.toISOString(),
+  };
 }
 
 export interface EntityFilter {
   type?: EntityType;
   state?: EntityLifecycle;
+  /** Default 'active': retired entities are left out. 'all': both; 'only': retired ones only. */
+  retired?: 'active' | 'all' | 'only';
 }
 
 /** Every entity matching the filter, by slug. The inventory is a fleet, not a log: it is listed whole. */
 export async function listEntities(db: Queryable, filter: EntityFilter = {}): Promise<EntityView[]> {
   const where: string[] = [];
   const params: unknown[] = [];
-  if (filter.type !== undefined) where.push(`type = $${params.push(filter.type)}`);
-  if (filter.state !== undefined) where.push(`state = $${params.push(filter.state)}`);
-  const { rows } = await db.query(`SELECT ${COLUMNS} FROM entities ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY slug`, params);
+  if (filter.type !== undefined) where.push(`e.type = $${params.push(filter.type)}`);
+  if (filter.state !== undefined) where.push(`e.state = $${params.push(filter.state)}`);
+  const retired = filter.retired ?? 'active';
+  if (retired === 'active') where.push('e.retired_at IS NULL');
+  if (retired === 'only') where.push('e.retired_at IS NOT NULL');
+  const { rows } = await db.query(`SELECT ${COLUMNS} FROM ${FROM} ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY e.slug`, params);
   return rows.map(toView);
 }
 
-/** One entity; a host comes with the slugs of its guests (destroyed ones included: their state says so). */
+/** One entity, retired or not; a host comes with the slugs of its guests (destroyed ones included: their state says so). */
 export async function getEntity(db: Queryable, slug: string): Promise<EntityView | null> {
-  const { rows } = await db.query(`SELECT ${COLUMNS} FROM entities WHERE slug = $1`, [slug]);
+  const { rows } = await db.query(`SELECT ${COLUMNS} FROM ${FROM} WHERE e.slug = $1`, [slug]);
   if (rows[0] === undefined) return null;
   const entity = toView(rows[0]);
   if (entity.type !== 'host') return entity;
   const children = await db.query<{ slug: string }>('SELECT slug FROM entities WHERE parent = $1 ORDER BY slug', [slug]);
   return { ...entity, children: children.rows.map((r) => r.slug) };
+}
+
+/** The hosts a reachability check looks at: active, not retired, with an SSH address. */
+export async function hostsToCheck(db: Queryable): Promise<Array<{ slug: string; address: string; port: number; user: string; host_key: string | null }>> {
+  const { rows } = await db.query<{ slug: string; ssh_host: string; ssh_port: number; ssh_user: string; host_key: string | null }>(
+    `SELECT slug, ssh_host, ssh_port, ssh_user, host_key FROM entities
+     WHERE type = 'host' AND state = 'active' AND retired_at IS NULL AND ssh_host IS NOT NULL AND ssh_port IS NOT NULL AND ssh_user IS NOT NULL ORDER BY slug`,
+  );
+  return rows.map((r) => ({ slug: r.slug, address: r.ssh_host, port: Number(r.ssh_port), user: r.ssh_user, host_key: r.host_key }));
 }
 
 export interface Relations {

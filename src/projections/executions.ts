@@ -14,6 +14,9 @@
 // Events about an execution or approval that has no row change nothing; the others overwrite whatever status
 // the row had. A batch loads the rows its events name (and a deleted session's), folds the events into them in
 // memory and writes each changed row once: a handful of statements however many events it holds.
+//
+// Past 500 lines because its queries live beside it, as for every read model: the last of them, the fleet-wide
+// command log (GET /executions), is one function with its filter and cursor.
 import { z } from 'zod';
 import type { Queryable, Transaction } from '../ports/db.ts';
 import type { ProjectedEvent } from '../ports/event-store.ts';
@@ -23,6 +26,7 @@ import { Decision, type SessionEvent, Verdict } from '../domain/session/events.t
 import { RowSet, type TableShape } from './batch.ts';
 import type { Projection } from './projection.ts';
 import { isoOrNull, sessionEventsIn } from './rows.ts';
+import { InvalidCursorError } from './sessions.ts';
 
 // 2: a deleted session's rows are kept, marked session_deleted (migration 022), instead of dropped.
 // 3: what decided under the operator's policy, and a shadow candidate's decision (migration 024).
@@ -484,4 +488,160 @@ export async function changedWithoutWriteback(db: Queryable, sessionId: string):
   );
   const row = rows[0];
   return row !== undefined && Number(row.changed) > 0 && Number(row.written) === 0;
+}
+
+// ---- the command log: executions across sessions ----
+
+/** What the command log is narrowed by; every field given must hold (AND). Actors are compared as role and id. */
+export interface CommandLogFilter {
+  /** Exactly this target slug. */
+  target?: string;
+  /** The host itself and every entity whose parent it is now in the inventory (its containers and VMs). */
+  host?: string;
+  /** Who requested the execution (the actor of ExecutionRequested). */
+  actor?: Actor;
+  /** Who granted or denied its approval. */
+  approver?: Actor;
+  risk?: string;
+  status?: z.infer<typeof ExecutionStatus>;
+  /** The deciding rule of the operator's policy (rule_id: a rule's id, classifier, floor). */
+  rule?: string;
+  session?: string;
+  /** requested_at >= since and < until. */
+  since?: Date;
+  until?: Date;
+  includeDeleted?: boolean;
+}
+
+const CommandLogRowSchema = z.object({
+  id: z.string(),
+  session_id: z.string(),
+  target: z.string(),
+  command: z.string(),
+  risk_class: z.string(),
+  decision: Decision.nullable(),
+  rule_id: z.string().nullable(),
+  policy_version: z.number().int().nullable(),
+  status: ExecutionStatus,
+  exit_code: z.number().int().nullable(),
+  requested_at: z.date(),
+  started_at: z.date().nullable(),
+  finished_at: z.date().nullable(),
+  duration_ms: z.number().int().nullable(),
+  requested_by: Actor,
+  approval_id: z.string().nullable(),
+  approval_status: ApprovalStatus.nullable(),
+  approver: Actor.nullable(),
+  approval_decided_at: z.date().nullable(),
+  session_deleted: z.boolean(),
+});
+
+export type CommandLogEntry = Omit<z.infer<typeof CommandLogRowSchema>, 'requested_at' | 'started_at' | 'finished_at' | 'approval_decided_at'> & {
+  requested_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  approval_decided_at: string | null;
+};
+
+// requested_at to the microsecond, in a form that reads back exactly whatever the server's DateStyle.
+const LOG_CURSOR_TIME = `to_char(e.requested_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+const LogCursor = z.tuple([z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/), z.string().min(1).max(200)]);
+
+/** The opaque cursor after a row: its requested time and id, as base64url JSON. */
+function encodeLogCursor(at: string, id: string): string {
+  return Buffer.from(JSON.stringify([at, id])).toString('base64url');
+}
+
+/** A cursor this server issued, or InvalidCursorError (400 invalid_cursor). */
+function decodeLogCursor(cursor: string): [string, string] {
+  if (!/^[A-Za-z0-9_-]{1,400}$/.test(cursor)) throw new InvalidCursorError();
+  let decoded: unknown;
+  try {
+    decoded = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw new InvalidCursorError();
+  }
+  const parsed = LogCursor.safeParse(decoded);
+  // A time PostgreSQL reads back as written: a 30 February or the year 0000 would fail inside the query instead.
+  const ms = parsed.success ? Date.parse(parsed.data[0]) : Number.NaN;
+  if (!parsed.success || Number.isNaN(ms) || parsed.data[0].startsWith('0000') || new Date(ms).toISOString().slice(0, 23) !== parsed.data[0].slice(0, 23)) {
+    throw new InvalidCursorError();
+  }
+  return parsed.data;
+}
+
+/** The WHERE clause of the command log's statements (with its parameters), from the filter and a cursor. */
+function commandLogWhere(filter: CommandLogFilter, cursor: string | undefined): { where: string; params: unknown[] } {
+  const params: unknown[] = [];
+  const param = (value: unknown): string => `$${params.push(value)}`;
+  const where: string[] = filter.includeDeleted === true ? [] : ['NOT e.session_deleted'];
+  if (filter.target !== undefined) where.push(`e.target = ${param(filter.target)}`);
+  if (filter.host !== undefined) {
+    const host = param(filter.host);
+    // As a list of targets, so that the target index answers each of them.
+    where.push(`e.target = ANY (ARRAY(SELECT ${host}::text UNION SELECT slug FROM entities WHERE parent = ${host}))`);
+  }
+  if (filter.actor !== undefined) where.push(`e.requested_by->>'role' = ${param(filter.actor.role)} AND e.requested_by->>'id' = ${param(filter.actor.id)}`);
+  if (filter.approver !== undefined) {
+    where.push(`a.status IN ('granted', 'denied') AND a.decided_by->>'role' = ${param(filter.approver.role)} AND a.decided_by->>'id' = ${param(filter.approver.id)}`);
+  }
+  if (filter.risk !== undefined) where.push(`e.risk_class = ${param(filter.risk)}`);
+  if (filter.status !== undefined) where.push(`e.status = ${param(filter.status)}`);
+  if (filter.rule !== undefined) where.push(`e.rule_id = ${param(filter.rule)}`);
+  if (filter.session !== undefined) where.push(`e.session_id = ${param(filter.session)}`);
+  if (filter.since !== undefined) where.push(`e.requested_at >= ${param(filter.since.toISOString())}::timestamptz`);
+  if (filter.until !== undefined) where.push(`e.requested_at < ${param(filter.until.toISOString())}::timestamptz`);
+  if (cursor !== undefined) {
+    const [at, id] = decodeLogCursor(cursor);
+    where.push(`(e.requested_at, e.id) < (${param(at)}::timestamptz, ${param(id)})`);
+  }
+  return { where: where.length > 0 ? `WHERE ${where.join(' AND ')}` : '', params };
+}
+
+const COMMAND_LOG_FROM = 'FROM executions e LEFT JOIN approvals a ON a.id = e.approval_id';
+
+/**
+ * A page of executions across sessions, newest requested first (then by id, so that rows requested in the same
+ * microsecond keep one order): `cursor` is the previous page's next_cursor. Keyed on (requested_at, id), a page
+ * never repeats or skips a row however many executions are requested meanwhile (they sort before the cursor).
+ * With the approval joined: its status and who decided it (granted or denied).
+ */
+export async function listCommandLog(
+  db: Queryable,
+  filter: CommandLogFilter,
+  page: { limit: number; cursor?: string },
+): Promise<{ executions: CommandLogEntry[]; next_cursor: string | null }> {
+  const { where, params } = commandLogWhere(filter, page.cursor);
+  const { rows } = await db.query<{ id: string; cursor_at: string }>(
+    `SELECT e.id, e.session_id, e.target, e.command, e.risk_class, e.decision, e.rule_id, e.policy_version, e.status, e.exit_code, e.requested_at,
+        e.started_at, e.finished_at, e.duration_ms, e.requested_by, e.approval_id, a.status AS approval_status,
+        CASE WHEN a.status IN ('granted', 'denied') THEN a.decided_by END AS approver, a.decided_at AS approval_decided_at, e.session_deleted,
+        ${LOG_CURSOR_TIME} AS cursor_at
+      ${COMMAND_LOG_FROM} ${where}
+      ORDER BY e.requested_at DESC, e.id DESC LIMIT $${params.push(page.limit + 1)}`,
+    params,
+  );
+  const more = rows.length > page.limit;
+  const kept = more ? rows.slice(0, page.limit) : rows;
+  const last = kept.at(-1);
+  return {
+    executions: kept.map((raw) => {
+      const row = CommandLogRowSchema.parse(raw);
+      return {
+        ...row,
+        requested_at: row.requested_at.toISOString(),
+        started_at: isoOrNull(row.started_at),
+        finished_at: isoOrNull(row.finished_at),
+        approval_decided_at: isoOrNull(row.approval_decided_at),
+      };
+    }),
+    next_cursor: more && last ? encodeLogCursor(last.cursor_at, last.id) : null,
+  };
+}
+
+/** How many executions match, counted up to `upTo` (an export's cap and one: whether it holds them all). */
+export async function countCommandLog(db: Queryable, filter: CommandLogFilter, upTo: number): Promise<number> {
+  const { where, params } = commandLogWhere(filter, undefined);
+  const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM (SELECT 1 ${COMMAND_LOG_FROM} ${where} LIMIT $${params.push(upTo)}) m`, params);
+  return Number(rows[0]?.n ?? 0);
 }

@@ -8,12 +8,14 @@
 //   AssistantMessageRecorded  counts the turn's assistant message if this creates it; keeps the text for the blocker rules
 //   ToolCallRequested         the same for the turn's message; counts the tool call, its tool, the entities it names
 //   GoalSet                   goal and title
-//   TaskCompleted             status, outcome, summary, closed_at, blocker
-//   SessionReopened           active again: outcome, summary, blocker, closed_at cleared
-//   Approval*                 pending_approvals, approvals_requested, approvals_expired and the blocker facts
+//   TaskCompleted             status, outcome, summary, closed_at, closed_by (the event's actor), blocker, dispute
+//   SessionReopened           active again: outcome, summary, blocker, dispute, closed_at, closed_by, changes cleared
+//   Approval*                 pending_approvals, approvals_requested, approvals_expired, the blocker facts and the
+//                             status of the change the approval is for
 //   TurnFailed                the blocker facts
 //   Execution*                executions_count, failed_executions, targets (and entities) and the blocker facts
-//                             (runs refused by the cap, unreachable, for a host key; failed, timed out, lost)
+//                             (runs refused by the cap, unreachable, for a host key; failed, timed out, lost); the
+//                             task's changes (task_changes: what the dispute rules read) and the dispute
 //   ModelCallRecorded         model_calls, and the tokens the provider reported (summed; NULL until one is)
 //   SessionDeleted            marks the row deleted (deleted_at, deleted_by); it stays for operators and auditors
 // Events of a session without a row (never started), or of a deleted one, change nothing.
@@ -27,6 +29,8 @@ import { z } from 'zod';
 import { PREPARED, type Queryable, type Transaction } from '../ports/db.ts';
 import type { ProjectedEvent } from '../ports/event-store.ts';
 import { BLOCKER_RULES_VERSION, type BlockerEvidence, deriveBlocker } from '../domain/session/blocker.ts';
+import { closedByNomos } from '../domain/session/abandon.ts';
+import { CHANGE_COMMAND_CHARS, type Change, type ChangeStatus, DISPUTE_RULES_VERSION, type Dispute, deriveDispute, isChange } from '../domain/session/dispute.ts';
 import { entitySlugsIn } from '../domain/session/entities.ts';
 import { isLostRun } from '../domain/session/state.ts';
 import { Actor, actorName } from '../domain/messages.ts';
@@ -38,8 +42,9 @@ import { byteOrder, occurredAt, sessionEventsIn } from './rows.ts';
 
 /** Tables and rules together: the blocker rules' version is part of it, so new rules rebuild the model. */
 // 4: the blocker facts of migration 016. 5: session_entities.created_at (migration 020). 6: owner, and deleted
-// sessions kept, marked (migration 021). 7: model calls and their tokens (migration 023).
-const TABLES_VERSION = 7;
+// sessions kept, marked (migration 021). 7: model calls and their tokens (migration 023). 8: closed_by, the task's
+// changes and the outcome's dispute (migration 028).
+const TABLES_VERSION = 8;
 
 // ---- the projection ----
 
@@ -86,6 +91,13 @@ interface SessionRow {
   input_tokens: number | null;
   output_tokens: number | null;
   cached_input_tokens: number | null;
+  /** role:id of who completed the task; null while open. */
+  closed_by: string | null;
+  /** A success the log contradicts (src/domain/session/dispute.ts), and its evidence. */
+  outcome_disputed: boolean;
+  dispute: Dispute | null;
+  /** The current task's changes as the dispute rules read them. */
+  task_changes: Change[];
   // Facts the blocker rules read; task_* count since the session (re)opened.
   turn_message_id: string | null;
   last_assistant_text: string | null;
@@ -149,6 +161,10 @@ function startedSession(id: string, at: string, owner: string | null): SessionRo
     input_tokens: null,
     output_tokens: null,
     cached_input_tokens: null,
+    closed_by: null,
+    outcome_disputed: false,
+    dispute: null,
+    task_changes: [],
     turn_message_id: null,
     last_assistant_text: null,
     last_turn_failure: null,
@@ -248,11 +264,11 @@ class SessionsBatch {
       return;
     }
     row.last_active_at = at;
-    this.fold(row, e, at);
+    this.fold(row, e, at, metadata);
     this.sessions.put(row);
   }
 
-  private fold(row: SessionRow, e: Exclude<SessionEvent, { type: 'SessionStarted' | 'SessionDeleted' }>, at: string): void {
+  private fold(row: SessionRow, e: Exclude<SessionEvent, { type: 'SessionStarted' | 'SessionDeleted' }>, at: string, metadata: Record<string, unknown>): void {
     switch (e.type) {
       case 'SessionHandedOver':
         row.owner = actorName(e.data.to);
@@ -287,9 +303,11 @@ class SessionsBatch {
         row.outcome = e.data.outcome;
         row.summary = e.data.summary;
         row.closed_at = at;
+        row.closed_by = nameOf(metadata.actor);
         // The blocker of the task before a reopen is gone; this task's, if any, follows from the facts.
         row.blocker = null;
         row.blocker_evidence = null;
+        setDispute(row);
         return setBlocker(row);
       case 'SessionReopened':
         Object.assign(row, {
@@ -299,6 +317,10 @@ class SessionsBatch {
           blocker: null,
           blocker_evidence: null,
           closed_at: null,
+          closed_by: null,
+          outcome_disputed: false,
+          dispute: null,
+          task_changes: [],
           ...NEW_TASK,
         });
         return;
@@ -306,15 +328,19 @@ class SessionsBatch {
         row.pending_approval_ids = [...row.pending_approval_ids, e.data.approval_id];
         row.approvals_requested += 1;
         row.task_approvals_requested += 1;
-        return;
+        return changeTo(row, (c) => c.execution_id === e.data.execution_id, 'awaiting_approval', e.data.approval_id);
       case 'ApprovalGranted':
-        return resolveApproval(row, e.data.approval_id, {});
+        resolveApproval(row, e.data.approval_id, {});
+        return changeTo(row, (c) => c.approval_id === e.data.approval_id, 'approved');
       case 'ApprovalDenied':
-        return resolveApproval(row, e.data.approval_id, { denied: true });
+        resolveApproval(row, e.data.approval_id, { denied: true });
+        return changeTo(row, (c) => c.approval_id === e.data.approval_id, 'denied');
       case 'ApprovalExpired':
-        return resolveApproval(row, e.data.approval_id, { expired: true });
+        resolveApproval(row, e.data.approval_id, { expired: true });
+        return changeTo(row, (c) => c.approval_id === e.data.approval_id, 'expired');
       case 'ApprovalCancelled':
-        return resolveApproval(row, e.data.approval_id, { orphaned: e.data.reason.startsWith('orphaned') });
+        resolveApproval(row, e.data.approval_id, { orphaned: e.data.reason.startsWith('orphaned') });
+        return changeTo(row, (c) => c.approval_id === e.data.approval_id, 'cancelled');
       case 'TurnFailed':
         row.last_turn_failure = e.data.reason;
         return fillBlocker(row);
@@ -322,18 +348,29 @@ class SessionsBatch {
         row.executions_count += 1;
         if (!row.targets.includes(e.data.target)) row.targets = sortedUnion(row.targets, [e.data.target]);
         this.addEntities(row, [e.data.target]);
+        if (isChange(e.data.verdict.risk_class)) {
+          const { execution_id, target, command, verdict } = e.data;
+          row.task_changes = [...row.task_changes, { execution_id, target, command: command.slice(0, CHANGE_COMMAND_CHARS), risk_class: verdict.risk_class, approval_id: null, status: 'requested' }];
+        }
         return;
+      case 'ExecutionStarted':
+        return changeTo(row, (c) => c.execution_id === e.data.execution_id, 'running');
+      case 'ExecutionSucceeded':
+        return changeTo(row, (c) => c.execution_id === e.data.execution_id, 'succeeded');
       case 'ExecutionFailed':
         row.failed_executions += 1;
         if (isLostRun(e.data)) row.task_executions_lost += 1;
         else row.task_executions_failed += 1;
+        changeTo(row, (c) => c.execution_id === e.data.execution_id, 'failed');
         return fillBlocker(row);
       case 'ExecutionTimedOut':
         row.failed_executions += 1;
         row.task_executions_timed_out += 1;
+        changeTo(row, (c) => c.execution_id === e.data.execution_id, 'timed_out');
         return fillBlocker(row);
       case 'ExecutionRefused':
         countRefusal(row, e.data.reason);
+        changeTo(row, (c) => c.execution_id === e.data.execution_id, 'refused');
         return fillBlocker(row);
       case 'ModelCallRecorded':
         row.model_calls = (row.model_calls ?? 0) + 1;
@@ -346,8 +383,6 @@ class SessionsBatch {
       case 'PlanProposed':
       case 'PlanStepsReplaced':
       case 'PlanStepUpdated':
-      case 'ExecutionStarted':
-      case 'ExecutionSucceeded':
       case 'AssentOpened':
       case 'AssentClosed':
       case 'TurnStarted':
@@ -394,6 +429,25 @@ function resolveApproval(row: SessionRow, approvalId: string, counts: { expired?
   }
   if (counts.denied === true) row.task_approvals_denied += 1;
   if (counts.orphaned === true) row.task_approvals_orphaned += 1;
+}
+
+/**
+ * The task's change `which` picks moves to `status` (and is bound to its approval); a closed task's dispute
+ * follows, as a run may end after complete_task. A session without that change (a reversible_low execution, or
+ * one of a task before a reopen) changes nothing.
+ */
+function changeTo(row: SessionRow, which: (change: Change) => boolean, status: ChangeStatus, approvalId?: string): void {
+  const at = row.task_changes.findIndex(which);
+  if (at < 0) return;
+  const current = row.task_changes[at]!;
+  row.task_changes = row.task_changes.with(at, { ...current, status, approval_id: approvalId ?? current.approval_id });
+  if (row.status !== 'active') setDispute(row);
+}
+
+function setDispute(row: SessionRow): void {
+  const dispute = deriveDispute(row.outcome, row.task_changes);
+  row.outcome_disputed = dispute !== null;
+  row.dispute = dispute;
 }
 
 /** Refusals where nothing was attempted (already running, a binding mismatch) are no blocker fact. */
@@ -451,6 +505,7 @@ function setBlocker(row: SessionRow): void {
     executionsHostKeyRefused: row.task_executions_host_key_refused,
     lastTurnFailure: row.last_turn_failure,
     lastAssistantText: row.last_assistant_text,
+    closedByNomos: closedByNomos(row.closed_by),
   });
   if (derived === null) return;
   row.blocker = derived.blocker;
@@ -467,7 +522,8 @@ async function applyBatch(tx: Transaction, stored: readonly ProjectedEvent[]): P
 
 export const sessionsProjection: Projection = {
   name: 'sessions',
-  version: TABLES_VERSION * 1000 + BLOCKER_RULES_VERSION,
+  // Each rules version below 100, so that each change of one gives a version of its own.
+  version: TABLES_VERSION * 10_000 + DISPUTE_RULES_VERSION * 100 + BLOCKER_RULES_VERSION,
   tables: ['session_tool_counts', 'session_entities', 'sessions'],
   // Every session event, because every one of them is activity that moves last_active_at.
   handles: new Set(Object.keys(sessionEventSchemas)),
@@ -515,6 +571,12 @@ export interface SessionView {
   input_tokens: number | null;
   output_tokens: number | null;
   cached_input_tokens: number | null;
+  /** Who completed the task (system:executor when Nomos closed it as abandoned); null while open. */
+  closed_by: Actor | null;
+  /** A success the log contradicts: every change of the task was denied, refused or failed. */
+  outcome_disputed: boolean;
+  /** The evidence: in words, and each change of the task and how it ended. */
+  dispute: Dispute | null;
 }
 
 /** A timestamp as toISOString writes it (UTC, milliseconds), formatted by the database: no Date is parsed per row. */
@@ -562,6 +624,9 @@ const VIEW_SQL: Record<keyof SessionView, string> = {
   input_tokens: 'input_tokens::float8',
   output_tokens: 'output_tokens::float8',
   cached_input_tokens: 'cached_input_tokens::float8',
+  closed_by: actorJson('closed_by'),
+  outcome_disputed: 'outcome_disputed',
+  dispute: 'dispute',
 };
 
 /** The fields a list may be narrowed to (GET /sessions?fields=…), in the order a view has them. */
@@ -575,6 +640,8 @@ export interface SessionFilter {
   /** Sessions whose tool calls named this entity slug. */
   entity_id?: string;
   blocker?: string;
+  /** Only the sessions whose success the log contradicts (true), or only the others (false). */
+  outcome_disputed?: boolean;
   /** role:id: only the sessions this principal owns. */
   owner?: string;
   /** Deleted sessions too (marked deleted); without it they are left out. */
@@ -719,6 +786,7 @@ export async function listSessionsJson(
   if (filter.outcome !== undefined) where.push(`outcome = ${param(filter.outcome)}`);
   if (filter.status !== undefined) where.push(`status = ${param(filter.status)}`);
   if (filter.blocker !== undefined) where.push(`blocker = ${param(filter.blocker)}`);
+  if (filter.outcome_disputed !== undefined) where.push(filter.outcome_disputed ? 'outcome_disputed' : 'NOT outcome_disputed');
   if (filter.owner !== undefined) where.push(`owner = ${param(filter.owner)}`);
   if (filter.include_deleted !== true) where.push('deleted_at IS NULL');
   if (filter.min_tokens !== undefined) where.push(`coalesce(input_tokens, 0) + coalesce(output_tokens, 0) >= ${param(filter.min_tokens)}::bigint AND (input_tokens IS NOT NULL OR output_tokens IS NOT NULL)`);

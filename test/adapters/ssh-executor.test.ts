@@ -1,5 +1,5 @@
 // The SSH executor against a real SSH server on loopback (OpenSSH when installed, as in CI; ssh2's server too),
-// with the pct and qm stand-ins from test/fixtures/bin on the server's PATH.
+// with the pct and qm stand-ins from examples/sandbox/bin on the server's PATH.
 
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';

@@ -161,6 +161,7 @@ describe.each(databases)('sessions API on $name', (database) => {
       'approvals_expired', 'message_count', 'user_message_count', 'assistant_message_count', 'tool_call_count', 'turn_count', 'top_tools',
       'entities', 'executions_count', 'failed_executions', 'targets', 'created_at', 'last_active_at', 'closed_at', 'duration_seconds',
       'owner', 'deleted', 'deleted_at', 'deleted_by', 'model_calls', 'input_tokens', 'output_tokens', 'cached_input_tokens',
+      'closed_by', 'outcome_disputed', 'dispute',
     ]);
     expect(view).toMatchObject({ goal: 'check the backups', outcome: 'partial', tool_call_count: 1, top_tools: [{ name: 'run', count: 1 }], entities: ['host:strong'] });
     for (const at of [view.created_at, view.last_active_at, view.closed_at]) expect(new Date(at).toISOString()).toBe(at);

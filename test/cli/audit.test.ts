@@ -112,6 +112,7 @@ describe.each(databases)('nomos audit on $name', (database) => {
       objective: 'Change the owner of /mnt/media',
       outcome: 'partial',
       blocker: 'missing_capability',
+      dispute: null,
       severity: 'friction',
       message_count: 2,
       user_message_count: 1,
@@ -132,6 +133,7 @@ describe.each(databases)('nomos audit on $name', (database) => {
         { blocker: 'missing_capability', count: 2 },
         { blocker: 'tool_error', count: 1 },
       ],
+      disputed: 0,
       top_tools: [
         { name: 'run', count: 6 },
         { name: 'classify_command', count: 1 },
@@ -250,7 +252,7 @@ describe('the audit pager', () => {
       expect(r.pathname).toBe('/sessions');
       expect(Object.fromEntries(r.searchParams)).toMatchObject({ limit: '1000', since: '7d', outcome: 'partial', blocker: 'tool_error' });
       // Only what the report reads.
-      expect(r.searchParams.get('fields')?.split(',')).toEqual(['id', 'title', 'goal', 'status', 'outcome', 'blocker', 'message_count', 'user_message_count', 'assistant_message_count', 'tool_call_count', 'turn_count', 'top_tools', 'input_tokens', 'output_tokens']);
+      expect(r.searchParams.get('fields')?.split(',')).toEqual(['id', 'title', 'goal', 'status', 'outcome', 'blocker', 'message_count', 'user_message_count', 'assistant_message_count', 'tool_call_count', 'turn_count', 'top_tools', 'input_tokens', 'output_tokens', 'outcome_disputed', 'dispute']);
     }
   });
 

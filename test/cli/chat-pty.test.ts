@@ -2,7 +2,6 @@
 // real sshd: approving shows how the command ended and then the agent's continuation as it streams; a pending
 // run is followed to its end; refused and failed runs are drawn as such; a denial is said and the wait for a
 // continuation is bounded (and Ctrl-C ends it); --session prints the session's last messages before the prompt.
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -14,56 +13,13 @@ import type { FakeOpenAi } from '../support/fake-openai.ts';
 import type { TestServer } from '../support/server.ts';
 import { type SshPeer, sshOf } from '../support/ssh-peer.ts';
 import { readSse } from '../support/sse-reader.ts';
+import { type Terminal, closeTerminals, openTerminal } from '../support/terminal.ts';
 
-const SCRIPT = '/usr/bin/script';
 const database = databases[0]!;
 const OPERATOR = { authorization: 'Bearer op-secret-1-long-enough-for-32-chars' };
 const marker = `/tmp/nomos-chat-pty-${process.pid}`;
 const call = (...calls: Array<{ name: string; arguments: unknown }>) => ({ toolCalls: calls });
 const run = (target: string, command: string) => ({ name: 'run', arguments: { target, command } });
-
-/** A terminal a person would type into: the CLI runs on the slave side of a pty, `screen()` is what it drew. */
-interface Terminal {
-  type(text: string): void;
-  screen(): string;
-  /** Waits until the screen (from `from` on) matches; fails with the screen if it never does. */
-  waitFor(pattern: RegExp, from?: number, ms?: number): Promise<number>;
-  exited: Promise<number | null>;
-  child: ChildProcessWithoutNullStreams;
-}
-
-const terminals = new Set<Terminal>();
-
-function openTerminal(args: readonly string[], env: Record<string, string>): Terminal {
-  const command = [process.execPath, 'bin/nomos.mjs', ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
-  const child = spawn(SCRIPT, ['-qfec', command, '/dev/null'], { env: { ...process.env, ...env, TERM: 'xterm' }, stdio: ['pipe', 'pipe', 'pipe'] });
-  let raw = '';
-  child.stdout.on('data', (b: Buffer) => (raw += b.toString()));
-  child.stderr.on('data', (b: Buffer) => (raw += b.toString()));
-  // What a person sees: readline's cursor moves and line clearing taken out, line ends as \n.
-  // eslint-disable-next-line no-control-regex
-  const screen = () => raw.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').replace(/\r\n?/g, '\n');
-  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
-  const terminal: Terminal = {
-    child,
-    exited,
-    screen,
-    type: (text) => void child.stdin.write(text),
-    async waitFor(pattern, from = 0, ms = 30_000) {
-      const deadline = Date.now() + ms;
-      for (;;) {
-        const at = screen().slice(from).search(pattern);
-        if (at >= 0) return from + at;
-        if (Date.now() > deadline) throw new Error(`the screen never showed ${pattern}:\n${screen()}`);
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    },
-  };
-  terminals.add(terminal);
-  void exited.then(() => terminals.delete(terminal));
-  return terminal;
-}
-
 
 describe(`nomos chat in a terminal on ${database.name}`, () => {
   let peer: SshPeer;
@@ -84,12 +40,7 @@ describe(`nomos chat in a terminal on ${database.name}`, () => {
     expect((await server.request('POST', '/entities', { slug: 'host:gone', type: 'host', ssh: gone }, OPERATOR)).status).toBe(200);
     env = { NOMOS_URL: server.url, NOMOS_TOKEN: 'op-secret-1-long-enough-for-32-chars' };
   }, 60_000);
-  afterEach(async () => {
-    for (const t of terminals) {
-      t.child.kill('SIGKILL');
-      await t.exited;
-    }
-  });
+  afterEach(closeTerminals);
   afterAll(async () => {
     await world?.close();
     rmSync(marker, { force: true });
@@ -106,7 +57,7 @@ describe(`nomos chat in a terminal on ${database.name}`, () => {
     const t = openTerminal(['chat'], env);
     await t.waitFor(/you> /);
     t.type('destroy container 105\r');
-    await t.waitFor(/approve "pct destroy 105" on host:peer\? \[y\/N, or a reason to deny\]/);
+    await t.waitFor(/approve "pct destroy 105" on host:peer\? \(expires in \d+m \d\ds\) \[y\/n, or a reason to deny\]/);
     expect(t.screen()).toMatch(/→ run \{"target":"host:peer","command":"pct destroy 105"\}/);
     expect(t.screen()).toMatch(/⏸ approval needed: pct destroy 105 on host:peer \(destructive\)/);
     expect(t.screen()).toMatch(/⏸ waiting for an operator's approval \(destructive\)/);

@@ -1,5 +1,6 @@
-// `nomos fleet import FILE` as an operator runs it: the real CLI in a child process against a real server,
-// with a YAML or JSON inventory; refusals and an unreachable server end non-zero with the reason.
+// `nomos fleet` as an operator runs it: the real CLI in a child process against a real server. `import` with a
+// YAML or JSON inventory, `entities:` or a bare list; a bad file's errors name its own keys and lines;
+// refusals and an unreachable server end non-zero with the reason. `list` (table, --json, --all) and `retire`.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -77,14 +78,70 @@ describe.each(databases)('nomos fleet import on $name', (database) => {
     expect(lines(updated.stdout)).toEqual([['lxc:rclone', 'updated']]);
   });
 
-  it('exits non-zero with the server problem for a bad file, and registers nothing', async () => {
+  it('exits non-zero naming the bad value by its key and line, and registers nothing', async () => {
     const before = (await server.runtime.store.head()).position;
     const bad = INVENTORY_YAML.replace('pve_id: 200', 'pve_id: -1').replace('host: 192.168.8.10', 'host: 192.168.8.99');
     const run = await execNomos(['fleet', 'import', await file('bad.yaml', bad)], env);
     expect(run.code).not.toBe(0);
-    expect(run.stderr).toMatch(/400 validation_failed.*body\.entities\.1\.pve_id/);
+    expect(run.stderr).toMatch(/bad\.yaml:10: entities\[1\]\.pve_id: pve_id must be a positive integer/);
     expect(run.stdout).toBe('');
     expect((await server.runtime.store.head()).position).toBe(before);
+  });
+
+  it('reads a bare list and a JSON `entities:` file, the type following from the slug and ssh written user@address:port', async () => {
+    const bare = `- slug: host:pve2\n  ssh: admin@10.1.0.2:2222\n- slug: lxc:web\n  parent: host:pve2\n  pve_id: 101\n`;
+    const run = await execNomos(['fleet', 'import', await file('bare.yaml', bare)], env);
+    expect(run.code, run.stderr).toBe(0);
+    expect(lines(run.stdout)).toEqual([['host:pve2', 'created'], ['lxc:web', 'created']]);
+    const read = await server.request('GET', '/entities/host:pve2?min_position=' + (await server.runtime.store.head()).position, undefined, { authorization: `Bearer ${env.NOMOS_TOKEN!}` });
+    expect(read.body.entity.ssh).toMatchObject({ host: '10.1.0.2', port: 2222, user: 'admin' });
+    const json = JSON.stringify({ entities: [{ slug: 'vm:db', parent: 'host:pve2', pve_id: 102 }] }, null, 2);
+    const fromJson = await execNomos(['fleet', 'import', await file('vms.json', json)], env);
+    expect(fromJson.code, fromJson.stderr).toBe(0);
+    expect(lines(fromJson.stdout)).toEqual([['vm:db', 'created']]);
+  });
+
+  it("names each of a bad file's own keys and lines, never zod's words, and registers nothing", async () => {
+    const before = (await server.runtime.store.head()).position;
+    const bad = ['entities:', '  - slug: host:nas', '    type: server', '  - slug: host:pve3', '    ssh: {host: 10.0.0.3}', '    adress: 10.0.0.3', '  - name: forgot-the-slug', ''].join('\n');
+    const run = await execNomos(['fleet', 'import', await file('lines.yaml', bad)], env);
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toContain('lines.yaml:3: entities[0].type: "server" is not host, lxc or vm');
+    expect(run.stderr).toMatch(/lines\.yaml:6: entities\[1\]\.adress: unknown key for a host/);
+    expect(run.stderr).toMatch(/lines\.yaml:7: entities\[2\]\.slug: missing/);
+    expect(run.stderr).not.toMatch(/discriminator|Invalid input/i);
+    const other = await execNomos(['fleet', 'import', await file('hosts.yaml', 'hosts:\n  - name: nas\n')], env);
+    expect(other.code).not.toBe(0);
+    expect(other.stderr).toContain('it has `hosts:`');
+    expect(other.stderr).toContain('entities:');
+    expect((await server.runtime.store.head()).position).toBe(before);
+  });
+
+  it('lists the fleet as a table and as JSON, retires an entity, and lists it again with --all', async () => {
+    const list = await execNomos(['fleet', 'list'], env);
+    expect(list.code, list.stderr).toBe(0);
+    const [header, ...rows] = list.stdout.trim().split('\n');
+    expect(header).toMatch(/^SLUG\s+KIND\s+TARGET\s+STATUS\s+REACHABILITY\s+LAST CONTACT$/);
+    expect(rows.find((r) => r.startsWith('host:strong '))).toMatch(/host:strong\s+host\s+root@192\.168\.8\.10:22\s+active\s+unknown\s+never/);
+    expect(rows.find((r) => r.startsWith('lxc:rclone '))).toMatch(/lxc\s+host:strong #133\s+active\s+unknown \(host\)/);
+
+    const agent = await execNomos(['fleet', 'retire', 'vm:zimaos'], { ...env, NOMOS_TOKEN: 'agent-secret-1-long-enough-for-32-chars' });
+    expect(agent.code).not.toBe(0);
+    expect(agent.stderr).toMatch(/403 forbidden/);
+    const retired = await execNomos(['fleet', 'retire', 'vm:zimaos', '--reason', 'moved to the new host'], env);
+    expect(retired.code, retired.stderr).toBe(0);
+    expect(retired.stdout).toMatch(/^vm:zimaos retired/);
+    const twice = await execNomos(['fleet', 'retire', 'vm:zimaos'], env);
+    expect(twice.code).not.toBe(0);
+    expect(twice.stderr).toMatch(/409 already_retired/);
+
+    const after = await execNomos(['fleet', 'list', '--json'], env);
+    expect(after.code, after.stderr).toBe(0);
+    const slugs = (JSON.parse(after.stdout) as Array<{ slug: string }>).map((e) => e.slug);
+    expect(slugs).toContain('host:strong');
+    expect(slugs).not.toContain('vm:zimaos');
+    const all = await execNomos(['fleet', 'list', '--all'], env);
+    expect(all.stdout.split('\n').find((r) => r.startsWith('vm:zimaos '))).toMatch(/\sretired\s/);
   });
 
   it('exits non-zero when the server refuses the caller or the file does not parse', async () => {

@@ -204,6 +204,7 @@ describe('evolve', () => {
       hostKeyPinnedBy: 'first_connection',
       attributes: { rack: 'a' },
       relationships: [],
+      retired: false,
     });
   });
 

@@ -59,6 +59,8 @@ describe.each(databases)('entities projection on $name', (database) => {
       ssh: { host: '192.168.8.10', port: 22, user: 'root', host_key: null, host_key_pinned_by: null },
       attributes: {},
       children: ['lxc:rclone'],
+      retired: null,
+      health: { reachable: null, last_contact_at: null, last_failure_at: null, last_error: null, checked_at: null },
       created_at: registered.recordedAt,
       updated_at: registered.recordedAt,
     });

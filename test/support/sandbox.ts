@@ -24,6 +24,8 @@ const NOBODY = 65534;
 
 const FIXTURES = resolve(import.meta.dirname, '../fixtures');
 const ORACLE_FIXTURES = join(FIXTURES, 'oracle');
+/** The pct, qm and sudo stand-ins the executor's tests and examples/sandbox put on an SSH server's PATH. */
+const STAND_IN_BIN = resolve(import.meta.dirname, '../../examples/sandbox/bin');
 
 /** Where a command starts, and the one place its writes are its own business. */
 export const SCRATCH = '/scratch';
@@ -177,7 +179,7 @@ async function buildOracleTree(dir: string): Promise<void> {
   await cp(join(ORACLE_FIXTURES, 'bin'), bin, { recursive: true });
   for (const name of STAND_INS) await symlink('stand-in', join(bin, name));
   for (const [name, script] of Object.entries(RUNNING_STAND_INS)) if (name !== script) await symlink(script, join(bin, name));
-  await cp(join(FIXTURES, 'bin'), join(dir, 'fixtures-bin'), { recursive: true });
+  await cp(STAND_IN_BIN, join(dir, 'fixtures-bin'), { recursive: true });
   await buildScratch(join(dir, 'scratch'));
   await buildHome(join(dir, 'home'));
   spawnSync('chmod', ['-R', 'a+rX', dir]);

@@ -22,7 +22,8 @@ export interface SshPeer {
 }
 
 const SSHD = '/usr/sbin/sshd';
-const FIXTURES_BIN = resolve(import.meta.dirname, '../fixtures/bin');
+/** The pct, qm and sudo stand-ins, shared with the sandbox a reader tries the README's tour on. */
+const FIXTURES_BIN = resolve(import.meta.dirname, '../../examples/sandbox/bin');
 /** The stand-ins first; node's own directory so the qm stand-in finds node wherever it is installed. */
 const PEER_PATH = [FIXTURES_BIN, dirname(process.execPath), '/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin'].join(':');
 

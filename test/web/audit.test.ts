@@ -211,4 +211,23 @@ describe('the Audit page', () => {
     expect((await cliReport(since)).summary.sessions).toBe(6);
     expect(errors).toEqual([]);
   });
+
+  // Last: it adds a session to the period.
+  it('marks a success the log contradicts as disputed, with the evidence on hover, and counts it', async () => {
+    expect((await server.request('POST', '/entities', { slug: 'host:far', type: 'host', ssh: { host: '127.0.0.1', port: 1, user: 'root' } })).status).toBe(200);
+    const id = (await server.request('POST', '/sessions')).body.session_id as string;
+    // No SSH key is configured: the change is refused as unreachable, and the agent claims success all the same.
+    const run = await server.request('POST', `/sessions/${id}/commands`, { type: 'run', target: 'host:far', command: 'chown backup /srv' });
+    expect(run.body).toMatchObject({ status: 'refused' });
+    const done = await server.request('POST', `/sessions/${id}/commands`, { type: 'complete_task', outcome: 'success', summary: 'Changed the owner.' });
+    expect((await server.request('GET', `/sessions?min_position=${done.body.position}&limit=1`)).status).toBe(200);
+
+    const { page, errors } = await browser.open(`${server.url}/#/audit`);
+    const badge = page.locator(`tr[data-id="${id}"] [data-field="disputed"]`);
+    await badge.waitFor();
+    expect(await badge.getAttribute('title')).toBe('closed as success, but its one change did not take effect: 1 refused');
+    expect(await figure(page, 'disputed')).toBe('1');
+    expect((await cliReport('7d')).summary.disputed).toBe(1);
+    expect(errors).toEqual([]);
+  });
 });

@@ -1,6 +1,10 @@
 // The Fleet page in a real browser over a real server: an inventory written through the API shows grouped by type
-// with state and attributes, filters that live in the address, relations that navigate, knowledge and its search.
+// with state and attributes, filters that live in the address, relations that navigate, knowledge and its search;
+// a host whose connections are refused shows unreachable with the error and when it was last seen, not "active".
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServer } from 'node:net';
+import { utils } from 'ssh2';
+import { SshExecutor } from '../../src/adapters/ssh/executor.ts';
 import { databases } from '../support/databases.ts';
 import { type TestBrowser, launchBrowser } from '../support/browser.ts';
 import { type TestServer, startTestServer } from '../support/server.ts';
@@ -132,6 +136,45 @@ describe('the Fleet page', () => {
     // pool:ludo-lvm is not in the inventory: named, not linked.
     expect(await results.getByRole('link', { name: 'pool:ludo-lvm' }).count()).toBe(0);
     expect(await results.getByText('pool:ludo-lvm').count()).toBe(1);
+    expect(errors).toEqual([]);
+  });
+});
+
+describe('the Fleet page and an unreachable host', () => {
+  let server: TestServer;
+  let browser: TestBrowser;
+
+  beforeAll(async () => {
+    // A real SSH executor, pointed at a loopback port nothing listens on: its connection is refused.
+    const { private: privateKey } = utils.generateKeyPairSync('ed25519');
+    server = await startTestServer(embedded, { executor: new SshExecutor({ privateKey, connectTimeoutMs: 3_000 }) });
+    browser = await launchBrowser();
+    const probe = createServer();
+    await new Promise<void>((ok) => probe.listen(0, '127.0.0.1', ok));
+    const port = (probe.address() as { port: number }).port;
+    await new Promise((ok) => probe.close(ok));
+    const reg = await server.request('POST', '/entities', { entities: [{ slug: 'host:old-nas', type: 'host', ssh: { host: '127.0.0.1', port } }, { slug: 'host:fresh', type: 'host', ssh: { host: '127.0.0.1', port } }] });
+    expect(reg.status, JSON.stringify(reg.body)).toBe(200);
+    const session = (await server.request('POST', '/sessions')).body.session_id;
+    const run = await server.request('POST', `/sessions/${session}/commands`, { type: 'run', target: 'host:old-nas', command: 'uptime' });
+    expect(run.body).toMatchObject({ status: 'refused', reason: 'unreachable' });
+    expect((await server.request('GET', `/entities?min_position=${run.body.position}`)).status).toBe(200);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  it('shows it unreachable with the error and when it was last seen, where a host never tried stays active', async () => {
+    const { page, errors, screenshot } = await browser.open(`${server.url}/#/fleet`);
+    const row = page.locator('tr[data-slug="host:old-nas"]');
+    await row.waitFor();
+    expect(await row.getByTestId('entity-state').textContent()).toBe('unreachable');
+    const health = await row.getByTestId('entity-health').textContent();
+    expect(health).toMatch(/ECONNREFUSED|refused/);
+    expect(health).toContain('last seen never');
+    expect(await page.locator('tr[data-slug="host:fresh"]').getByTestId('entity-state').textContent()).toBe('active');
+    await screenshot('fleet-unreachable');
     expect(errors).toEqual([]);
   });
 });

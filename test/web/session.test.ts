@@ -71,13 +71,14 @@ describe('one session', () => {
     const plan = page.getByRole('list', { name: 'plan generation 1' });
     expect(await plan.getByRole('listitem').allInnerTexts()).toEqual(['done inspect the timer', 'running raise the memory limit']);
 
-    // The transcript: both messages, and the turn's four calls in one closed group.
+    // The transcript: both messages, the runs where they happened (test/web/session-timeline.test.ts covers that),
+    // and the two calls between them that ran nothing in one closed group.
     const transcript = page.getByRole('region', { name: 'Transcript' });
     await transcript.getByText('the rclone backup is broken again').waitFor();
     await transcript.getByText('The timer is fine; the restart waits for your approval.').waitFor();
     const group = transcript.locator('details.calls');
-    const summary = group.locator('summary');
-    expect(await summary.innerText()).toBe('4 tool calls: run, read_log, search_knowledge');
+    const summary = group.locator('> summary');
+    expect(await summary.innerText()).toBe('2 tool calls: read_log, search_knowledge');
     const args = page.getByLabel('arguments of read_log', { exact: true });
     expect(await args.isVisible()).toBe(false);
     await summary.click();
@@ -154,7 +155,7 @@ describe('one session', () => {
   it('reads in a dark colour scheme and at a phone’s width', async () => {
     const dark = await browser.open(`${server.url}/#/sessions/${id}`, { colorScheme: 'dark' });
     await dark.page.getByRole('heading', { level: 1, name: 'Fix the rclone backup on host:fake' }).waitFor();
-    await dark.page.locator('details.calls summary').click();
+    await dark.page.locator('details.calls > summary').click();
     expect(await dark.page.evaluate('getComputedStyle(document.body).backgroundColor')).toBe('rgb(15, 18, 22)');
     await dark.screenshot('session-dark');
     expect(dark.errors).toEqual([]);

@@ -49,12 +49,12 @@ describe('the sessions list', () => {
     const row = page.locator(`tr[data-session-id="${ids.rclone}"]`);
     const text = await row.innerText();
     for (const part of ['Fix the rclone backup', 'done', 'partial', 'missing_knowledge', 'run ×2', 'search_knowledge ×1', 'lxc:rclone']) expect(text).toContain(part);
-    expect(await row.locator('td.num').allInnerTexts()).toEqual(['3', '1']);
+    expect(await row.locator('td.num').allInnerTexts()).toEqual(['3', '0', '1']);
     expect(await page.locator(`tr[data-session-id="${ids.open}"]`).innerText()).toContain('active');
     // Newest first: the open session was written last.
     expect((await shownIds(page))[0]).toBe(ids.open);
     const head = (await server.request('GET', '/sessions?limit=1')).body.as_of_position;
-    expect(await page.getByRole('status', { name: 'freshness' }).innerText()).toBe(`as of position ${head}`);
+    expect(await page.getByRole('status', { name: 'freshness' }).innerText()).toBe(`Up to date: shows everything recorded up to event #${head}, the latest in the log`);
     expect(await page.getByRole('link', { name: 'Next page' }).count()).toBe(0);
 
     await page.getByRole('link', { name: 'Fix the rclone backup' }).click();

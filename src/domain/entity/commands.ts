@@ -76,4 +76,9 @@ export type EntityCommand =
   | { type: 'set_entity_state'; slug: string; state: EntityLifecycle; reason: string }
   | { type: 'update_entity_attributes'; slug: string; attributes: Attributes }
   /** `to` is known to be in the inventory: the command layer looked before sending this. */
-  | { type: 'create_relationship'; slug: string; to: string; relationship: RelationshipType };
+  | { type: 'create_relationship'; slug: string; to: string; relationship: RelationshipType }
+  | { type: 'retire_entity'; slug: string; reason: string }
+  | { type: 'restore_entity'; slug: string; reason: string };
+
+/** Why an entity is retired or restored: optional, short. */
+export const RetirementReason = z.string().trim().max(1000);

@@ -20,6 +20,10 @@ export function decide(command: EntityCommand, state: EntityState): EntityEvent[
       return decideUpdateAttributes(command, requireEntity(state, command.slug));
     case 'create_relationship':
       return decideCreateRelationship(command, requireEntity(state, command.slug));
+    case 'retire_entity':
+      return decideRetire(command, requireEntity(state, command.slug));
+    case 'restore_entity':
+      return decideRestore(command, requireEntity(state, command.slug));
     default: {
       const unhandled: never = command;
       throw new Error(`decide: unhandled entity command ${JSON.stringify(unhandled)}`);
@@ -122,6 +126,16 @@ function decideCreateRelationship(command: CommandOf<'create_relationship'>, ent
   if (command.to === entity.slug) throw new RuleViolation('self_relationship', `${entity.slug} cannot relate to itself`);
   if (entity.relationships.some((r) => r.to === command.to && r.type === command.relationship)) return [];
   return [{ type: 'RelationshipCreated', data: { to: command.to, type: command.relationship } }];
+}
+
+function decideRetire(command: CommandOf<'retire_entity'>, entity: Entity): EntityEvent[] {
+  if (entity.retired) throw new RuleViolation('already_retired', `${entity.slug} is already retired; restore it first (POST /entities/${entity.slug}/restore)`);
+  return [{ type: 'EntityRetired', data: { reason: command.reason } }];
+}
+
+function decideRestore(command: CommandOf<'restore_entity'>, entity: Entity): EntityEvent[] {
+  if (!entity.retired) throw new RuleViolation('not_retired', `${entity.slug} is not retired`);
+  return [{ type: 'EntityRestored', data: { reason: command.reason } }];
 }
 
 function abbreviate(hostKey: string): string {

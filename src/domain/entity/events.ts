@@ -127,6 +127,13 @@ export const entityEventSchemas = {
   EntityAttributesUpdated: z.object({ attributes: Attributes }),
   /** This entity (the stream's) relates to `to`: `from type to`, e.g. host:strong exports_to vm:zimaos. */
   RelationshipCreated: z.object({ to: EntitySlug, type: RelationshipType }),
+  /**
+   * Taken out of the fleet: kept in history, off the default lists, and no command runs on it (or on its guests)
+   * until it is restored. Who retired it is the event's actor.
+   */
+  EntityRetired: z.object({ reason: z.string().max(1000) }),
+  /** Back in the fleet after a retirement. */
+  EntityRestored: z.object({ reason: z.string().max(1000) }),
 } as const;
 
 export const ENTITY_EVENT_VERSION = 1;

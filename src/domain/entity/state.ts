@@ -20,6 +20,8 @@ export interface Entity {
   readonly hostKeyPinnedBy: PinnedBy | null;
   readonly attributes: Attributes;
   readonly relationships: readonly Relationship[];
+  /** Retired: off the default lists, and no command runs on it. */
+  readonly retired: boolean;
 }
 
 export type EntityState = Entity | null;
@@ -29,7 +31,7 @@ export const initialEntityState: EntityState = null;
 export function evolve(state: EntityState, event: EntityEvent): EntityState {
   if (event.type === 'EntityRegistered') {
     const { slug, type, name, state: lifecycle, parent, pve_id, ssh, attributes } = event.data;
-    return { slug, type, name, state: lifecycle, parent, pveId: pve_id, ssh, hostKey: null, hostKeyPinnedBy: null, attributes, relationships: [] };
+    return { slug, type, name, state: lifecycle, parent, pveId: pve_id, ssh, hostKey: null, hostKeyPinnedBy: null, attributes, relationships: [], retired: false };
   }
   // Nothing but EntityRegistered can open a stream; a stray event before it changes nothing.
   if (state === null) return state;
@@ -52,6 +54,10 @@ export function evolve(state: EntityState, event: EntityEvent): EntityState {
       return { ...state, attributes: mergeAttributes(state.attributes, event.data.attributes) };
     case 'RelationshipCreated':
       return { ...state, relationships: [...state.relationships, { to: event.data.to, type: event.data.type }] };
+    case 'EntityRetired':
+      return { ...state, retired: true };
+    case 'EntityRestored':
+      return { ...state, retired: false };
     default: {
       const unhandled: never = event;
       throw new Error(`evolve: unhandled entity event ${JSON.stringify(unhandled)}`);

@@ -6,8 +6,9 @@
 import type { Outcome, TurnFailureReason } from './events.ts';
 
 // 2: a blocker for every partial or failed session (unknown as the last resort), target_unreachable, failed and
-// lost runs as facts, and phrases the facts contradict set aside.
-export const BLOCKER_RULES_VERSION = 2;
+// lost runs as facts, and phrases the facts contradict set aside. 3: a task Nomos closed itself (idle, or its MCP
+// session ended) was abandoned.
+export const BLOCKER_RULES_VERSION = 3;
 
 export type Blocker =
   | 'approval_timeout'
@@ -30,6 +31,11 @@ export type Blocker =
 /** What the rules read; approval and execution counts are of the current task (since the session last opened). */
 export interface BlockerFacts {
   outcome: Outcome;
+  /**
+   * complete_task came from Nomos itself (a system actor: src/commands/close-abandoned.ts), not from the agent or an
+   * operator: nobody finished the task, whatever else the log holds.
+   */
+  closedByNomos?: boolean;
   approvalsRequested: number;
   /** Approvals still waiting when the task completed (complete_task cancels them as orphaned). */
   approvalsPendingAtEnd: number;
@@ -128,6 +134,7 @@ function executionParts(facts: BlockerFacts, kinds: ReadonlyArray<'unreached' | 
 
 function fromEvents(facts: BlockerFacts): DerivedBlocker | null {
   const event = (blocker: Blocker, parts: string[]): DerivedBlocker => ({ blocker, evidence: { source: 'event', detail: parts.join(', ') } });
+  if (facts.closedByNomos === true) return event('user_abandoned', [`closed by Nomos: ${facts.summary ?? 'nobody finished the task'}`]);
   if (facts.approvalsPendingAtEnd > 0 || facts.approvalsExpired > 0) {
     const parts: string[] = [];
     if (facts.approvalsPendingAtEnd > 0) parts.push(`${count(facts.approvalsPendingAtEnd, 'approval', 'approvals')} still pending at completion`);

@@ -5,7 +5,7 @@ import type { AuditRow } from './sessions.ts';
 
 const COLUMNS = [
   'id', 'title', 'objective', 'outcome', 'blocker', 'severity', 'message_count', 'user_message_count', 'assistant_message_count',
-  'tool_call_count', 'turn_count', 'top_tools', 'created_at', 'last_active_at', 'closed_at', 'input_tokens', 'output_tokens',
+  'tool_call_count', 'turn_count', 'top_tools', 'created_at', 'last_active_at', 'closed_at', 'input_tokens', 'output_tokens', 'dispute',
 ] as const;
 
 /**

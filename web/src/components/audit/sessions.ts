@@ -15,7 +15,7 @@ const PAGE_SIZE = 1_000;
 // The fields the report reads (AuditSession's): a name the type lacks fails the type check.
 const REPORT_FIELDS = [
   'id', 'title', 'goal', 'status', 'outcome', 'blocker', 'message_count', 'user_message_count', 'assistant_message_count',
-  'tool_call_count', 'turn_count', 'top_tools', 'input_tokens', 'output_tokens',
+  'tool_call_count', 'turn_count', 'top_tools', 'input_tokens', 'output_tokens', 'outcome_disputed', 'dispute',
 ] as const satisfies ReadonlyArray<keyof AuditSession>;
 const FIELDS = [...REPORT_FIELDS, 'created_at', 'last_active_at', 'closed_at'].join(',');
 

@@ -1,31 +1,8 @@
-// What ties a tool call to the executions and approvals it caused: a run's result names them (execution_id,
-// approval_id, also nested, as in an approve reply or inspect_path's rows). Page-local anchors are element ids
-// reached through ?focus=…, since the address's # already holds the route.
+// Page-local anchors are element ids reached through ?focus=…, since the address's # already holds the route.
+// Which tool call caused what is read in ./caused.ts (re-exported here for the components that import it from here).
 import { href } from '../../lib/router.svelte.ts';
 
-export interface Caused {
-  executions: string[];
-  approvals: string[];
-}
-
-/** Ids named anywhere in the first few levels of a tool call's result. */
-export function causedBy(result: unknown): Caused {
-  const found: Caused = { executions: [], approvals: [] };
-  const visit = (value: unknown, depth: number) => {
-    if (depth > 3 || value === null || typeof value !== 'object') return;
-    if (Array.isArray(value)) {
-      for (const v of value.slice(0, 100)) visit(v, depth + 1);
-      return;
-    }
-    for (const [key, v] of Object.entries(value)) {
-      if (key === 'execution_id' && typeof v === 'string' && !found.executions.includes(v)) found.executions.push(v);
-      else if (key === 'approval_id' && typeof v === 'string' && !found.approvals.includes(v)) found.approvals.push(v);
-      else visit(v, depth + 1);
-    }
-  };
-  visit(result, 0);
-  return found;
-}
+export { type Caused, causedBy } from './caused.ts';
 
 export const anchor = {
   call: (id: string) => `call-${id}`,

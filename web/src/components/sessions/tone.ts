@@ -11,3 +11,6 @@ export function statusTone(status: string): Tone {
   if (['active', 'running', 'pending', 'open', 'requested', 'awaiting_approval', 'approved'].includes(status)) return 'warn';
   return '';
 }
+
+/** A plan step's state as a checklist box. */
+export const STEP_GLYPH: Record<string, string> = { done: '☑', running: '◐', failed: '☒', skipped: '⊘', replaced: '↺', pending: '☐' };

@@ -31,7 +31,8 @@ export const Notice = z.discriminatedUnion('kind', [
   ApprovalFacts.extend({ kind: z.literal('approval_requested') }),
   ApprovalFacts.extend({ kind: z.literal('approval_expiring') }),
   z.object({ kind: z.literal('turn_failed'), session_id: z.string(), reason: z.string(), detail: z.string(), at: z.string(), goal: z.string().nullable() }),
-  z.object({ kind: z.literal('execution_hung'), session_id: z.string(), execution_id: z.string(), target: z.string().nullable(), command: z.string().nullable(), at: z.string() }),
+  // started_at says how long it has run; rows owed before it was added have none.
+  z.object({ kind: z.literal('execution_hung'), session_id: z.string(), execution_id: z.string(), target: z.string().nullable(), command: z.string().nullable(), at: z.string(), started_at: z.string().nullable().default(null) }),
 ]);
 export type Notice = z.infer<typeof Notice>;
 
@@ -114,6 +115,7 @@ export function renderMessage(notice: Notice, now: Date, publicUrl: string): Mes
         `Command: ${notice.command ?? '(unknown)'}`,
         `Target: ${notice.target ?? '(unknown)'}`,
         `Execution: ${notice.execution_id}`,
+        ...(notice.started_at === null ? [] : [`Running since: ${notice.started_at} (${relative(new Date(notice.started_at), now)})`]),
         `Seen: ${notice.at} (${relative(new Date(notice.at), now)})`,
         '',
         `Session: ${link}`,

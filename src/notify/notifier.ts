@@ -147,14 +147,14 @@ export class Notifier {
       }
     }
     if (this.wanted.has('execution_hung')) {
-      const { rows } = await this.db.query<{ execution_id: string; session_id: string; target: string | null; command: string | null }>(
-        `SELECT c.execution_id, c.session_id, e.target, e.command FROM execution_claims c LEFT JOIN executions e ON e.id = c.execution_id
+      const { rows } = await this.db.query<{ execution_id: string; session_id: string; target: string | null; command: string | null; started_at: Date | string }>(
+        `SELECT c.execution_id, c.session_id, e.target, e.command, COALESCE(e.started_at, c.claimed_at) AS started_at FROM execution_claims c LEFT JOIN executions e ON e.id = c.execution_id
           WHERE c.state = 'hung' AND NOT EXISTS (SELECT 1 FROM notification_outbox o WHERE o.event_key = c.execution_id AND o.kind = 'execution_hung')
           LIMIT 100`,
       );
       const at = this.clock().toISOString();
       for (const r of rows) {
-        await enqueue(this.db, r.execution_id, { kind: 'execution_hung', session_id: r.session_id, execution_id: r.execution_id, target: r.target, command: r.command, at }, this.settings.channels);
+        await enqueue(this.db, r.execution_id, { kind: 'execution_hung', session_id: r.session_id, execution_id: r.execution_id, target: r.target, command: r.command, at, started_at: new Date(r.started_at).toISOString() }, this.settings.channels);
       }
     }
   }

@@ -153,5 +153,17 @@ check_error_next
 curl -sN -m 2 $N/changes || true   # event stream: {position} each time the read models move (any server); two seconds of it
 check 'the change stream (ended after its 2 s by curl -m 2, as intended)' "$(curl -sN -m 2 $N/changes | sed -n 's/^data: //p' | head -n 1)" '.position > 0'
 
+# README: the verifiable log
+curl -s $N/log | jq -c '{tree_size, lag_events, origin}'   # how far the log is sealed
+check 'the log is sealed, with a checkpoint' "$(curl -s $N/log)" '.sealed and .tree_size > 0 and .checkpoint.tree_size > 0 and (.origin | startswith("nomos/"))'
+curl -s $N/log/checkpoint          # the latest checkpoint, exactly as signed
+check 'the checkpoint is a signed note' "$(curl -s $N/log/checkpoint | jq -Rs .)" 'split("\n") | (.[0] | startswith("nomos/")) and (.[3] == "") and (.[4] | startswith("— nomos/"))'
+curl -s $N/log/public-key          # the key that signs it (PEM)
+check 'the public key' "$(curl -s $N/log/public-key | jq -Rs .)" 'startswith("-----BEGIN PUBLIC KEY-----")'
+curl -s "$N/log/proof/inclusion?position=1" | jq -c '{leaf_index, tree_size, hashes}'   # event 1 in the latest checkpoint's tree
+check 'event 1 is leaf 0' "$(curl -s "$N/log/proof/inclusion?position=1")" '.leaf_index == 0 and (.leaf | @base64d | fromjson | .position == 1)'
+curl -s "$N/log/proof/consistency?from=1&to=$(curl -s $N/log | jq .checkpoint.tree_size)" | jq -c .hashes
+check 'a consistency proof' "$(curl -s "$N/log/proof/consistency?from=1&to=$(curl -s $N/log | jq .checkpoint.tree_size)")" '.from == 1 and (.hashes | type == "array")'
+
 # end of the README's blocks
 echo "tour: done, $checks checks held"

@@ -72,6 +72,18 @@ const Env = z.object({
     if (ms === undefined) ctx.addIssue({ code: 'custom', message: `"${text}" is not a duration: write 5m, 30s, 1h, milliseconds, or off (0) to never check hosts` });
     return ms ?? null;
   }),
+  /** The verifiable log's signing key (docs/verifiable-log.md): a PEM PKCS#8 Ed25519 file; unset on the embedded default: <data dir>/signing-key.pem, made on first start. */
+  NOMOS_SIGNING_KEY: z.string().min(1).optional(),
+  /** The checkpoints' origin line and key name; unset: nomos/ and a digest of the public key. */
+  NOMOS_LOG_ORIGIN: z.string().min(1).max(200).optional(),
+  /** How soon a committed event is sealed into the log's Merkle tree. */
+  NOMOS_SEAL_MS: z.coerce.number().int().min(10).max(600_000).default(1_000),
+  /** A signed checkpoint after this many new events or this long (`1000,10s`, `500`, `30s`), whichever comes first. */
+  NOMOS_CHECKPOINT_EVERY: z.string().default('1000,10s').transform((text, ctx) => {
+    const every = parseCheckpointEvery(text);
+    if (every === undefined) ctx.addIssue({ code: 'custom', message: `"${text}" is not a checkpoint interval: write a number of events (1000), a duration (30s, 5m), or both (1000,30s)` });
+    return every ?? { events: null, ms: null };
+  }),
   /** A session without activity this long is closed as partial, user_abandoned: `24h`, `90m`, milliseconds, or `off`. */
   NOMOS_SESSION_IDLE_CLOSE: z.string().default('24h').transform((text, ctx) => {
     const ms = parseIdleClose(text);
@@ -113,6 +125,14 @@ export interface Config {
   readonly notify: { readonly channels: readonly Channel[]; readonly publicUrl: string | null };
   /** NOMOS_SESSION_IDLE_CLOSE in milliseconds; null: idle sessions stay open. */
   readonly sessionIdleCloseMs: number | null;
+  /** The verifiable log: NOMOS_SIGNING_KEY (null: none given), NOMOS_LOG_ORIGIN, NOMOS_SEAL_MS, NOMOS_CHECKPOINT_EVERY. */
+  readonly log: { readonly signingKeyPath: string | null; readonly origin: string | null; readonly sealMs: number; readonly checkpointEvery: CheckpointEvery };
+}
+
+/** A checkpoint after `events` new leaves or `ms` since the last, whichever first; null: not by that measure. */
+export interface CheckpointEvery {
+  readonly events: number | null;
+  readonly ms: number | null;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -159,6 +179,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     classifyTimeoutMs: e.NOMOS_CLASSIFY_TIMEOUT_MS,
     sessionIdleCloseMs: e.NOMOS_SESSION_IDLE_CLOSE,
     reachabilityEveryMs: e.NOMOS_REACHABILITY_EVERY,
+    log: { signingKeyPath: e.NOMOS_SIGNING_KEY ?? null, origin: e.NOMOS_LOG_ORIGIN ?? null, sealMs: e.NOMOS_SEAL_MS, checkpointEvery: e.NOMOS_CHECKPOINT_EVERY },
     notify: { channels: parseNotifyChannels(e.NOMOS_NOTIFY ?? '', e.NOMOS_NOTIFY_FILE === undefined ? null : readNotifyFile(e.NOMOS_NOTIFY_FILE)), publicUrl: e.NOMOS_PUBLIC_URL ?? null },
   };
 }
@@ -182,6 +203,19 @@ export function parseIdleClose(text: string): number | null | undefined {
   if (!match) return undefined;
   const ms = Number(match[1]) * DURATION_UNITS_MS[match[2] ?? 'ms']!;
   return Number.isSafeInteger(ms) && ms > 0 ? ms : ms === 0 ? null : undefined;
+}
+
+/** NOMOS_CHECKPOINT_EVERY: `1000` events, `30s` (a duration as NOMOS_SESSION_IDLE_CLOSE takes), or `1000,30s`; undefined when unreadable. */
+export function parseCheckpointEvery(text: string): CheckpointEvery | undefined {
+  let events: number | null = null;
+  let ms: number | null = null;
+  for (const part of text.split(',').map((p) => p.trim())) {
+    if (/^\d+$/.test(part) && events === null) events = Number(part);
+    else if (/^\d+\s*(ms|s|m|h|d)$/i.test(part) && ms === null) ms = parseIdleClose(part) ?? null;
+    else return undefined;
+  }
+  if ((events === null || events < 1 || !Number.isSafeInteger(events)) && ms === null) return undefined;
+  return { events: events !== null && events >= 1 ? events : null, ms };
 }
 
 /** NOMOS_MODEL_PRICES: a JSON object of model → {input, output, cached_input?} per million tokens; empty: none. */

@@ -1,8 +1,9 @@
 // Wires the parts for one process: the read-model database (PostgreSQL or embedded PGlite), the event store
 // (the same database, or EventStoreDB), migrations, and the projections with their projectors.
-import { randomUUID } from 'node:crypto';
+import { type KeyObject, randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
+import { join } from 'node:path';
 import type { Db } from './ports/db.ts';
 import type { CommandClassifier } from './ports/classifier.ts';
 import { ClassifierPool } from './adapters/classifier-pool.ts';
@@ -28,7 +29,10 @@ import type { CommandDeps } from './commands/context.ts';
 import type { Executor } from './ports/executor.ts';
 import { ExecutionService } from './execution/service.ts';
 import type { Checkpoint, EventStore } from './ports/event-store.ts';
-import type { Config } from './config.ts';
+import type { CheckpointEvery, Config } from './config.ts';
+import { ensureSigningKey, readSigningKey } from './log/keys.ts';
+import { logOrigin, Sealer, SealRefused } from './log/sealer.ts';
+import { sealState } from './log/store.ts';
 import type { Projection } from './projections/projection.ts';
 import { LedProjector, type LedProjectorOptions } from './projections/leadership.ts';
 import { type Locate, ReadWait } from './projections/read-wait.ts';
@@ -114,12 +118,36 @@ export interface Runtime {
    * (src/notify/notifier.ts). `ownUrl`: the console's address when NOMOS_PUBLIC_URL is unset. Nothing without channels.
    */
   startNotifier(ownUrl: string, settings?: Partial<NotifierSettings> & { onError?: (error: unknown) => void }): void;
+  /**
+   * On the server holding the seal's lease: committed events sealed into the log's Merkle tree, checkpoints signed
+   * (src/log/sealer.ts). The key: `options.key`, NOMOS_SIGNING_KEY, or on the embedded default the data
+   * directory's (made on first start). Resolves to what this server does about the seal, in words for its log.
+   */
+  startSealer(options?: { key?: KeyObject; sealMs?: number; checkpointEvery?: CheckpointEvery; onError?: (error: unknown) => void; onLead?: () => void }): Promise<string>;
   /** On the server holding the reactor's lease: the agent carries on when an execution it waited on ends. */
   startReactor(options?: { pollMs?: number; onError?: (error: unknown) => void }): void;
   close(): Promise<void>;
 }
 
 export { openDb };
+
+/** The key this server seals with, or why it has none. */
+async function signingKey(config: Config, db: Db, given: KeyObject | undefined, warn: (message: string) => void): Promise<{ key: KeyObject | null; why: string }> {
+  if (given) return { key: given, why: 'the key given' };
+  if (config.log.signingKeyPath) return { key: await readSigningKey(config.log.signingKeyPath, { warn }), why: `NOMOS_SIGNING_KEY=${config.log.signingKeyPath}` };
+  if (db.kind === 'pglite') {
+    const path = join(config.dataDir, 'signing-key.pem');
+    const { key, created } = await ensureSigningKey(path, { warn });
+    return { key, why: `${path}${created ? ', made now' : ''}` };
+  }
+  const sealed = await sealState(db);
+  return {
+    key: null,
+    why: sealed
+      ? `log: NOT SEALING: the log is sealed (origin ${sealed.origin}) and this server has no NOMOS_SIGNING_KEY; give it the key file the other servers use`
+      : 'log: not sealed: set NOMOS_SIGNING_KEY to a key file (nomos keygen FILE writes one) on every server',
+  };
+}
 
 /**
  * Opens everything from configuration; tests may pass a fresh db, a clock, an executor or a model client of
@@ -251,6 +279,25 @@ export async function openRuntime(
         for (const sender of (await senders).values()) await sender.close?.();
       });
       lead('notify', async (signal) => new Notifier(store, db, await senders, settings, log, commandDeps.clock).run(signal), onError);
+    },
+    async startSealer(options) {
+      if (!(store instanceof SqlEventStore)) return 'log: not sealed (the events are in EventStoreDB; only the SQL event store is sealed)';
+      const signing = await signingKey(config, db, options?.key, (message) => log('signing key', message));
+      if (!signing.key) return signing.why;
+      const key = signing.key;
+      const settings = { key, origin: config.log.origin, sealMs: options?.sealMs ?? config.log.sealMs, checkpointEvery: options?.checkpointEvery ?? config.log.checkpointEvery };
+      // A refusal (another key or origin) is said once, not at every retry of the lease.
+      let said = '';
+      const onError = (error: unknown) => {
+        if (error instanceof SealRefused && error.message === said) return;
+        if (error instanceof SealRefused) said = error.message;
+        (options?.onError ?? ((e: unknown) => log('sealer', e)))(error);
+      };
+      lead('seal', (signal) => {
+        options?.onLead?.();
+        return new Sealer(db, settings, commandDeps.clock).run(signal);
+      }, onError);
+      return `log: sealing with ${signing.why} (origin ${settings.origin ?? logOrigin(key)}), every ${settings.sealMs} ms`;
     },
     startReactor(options) {
       if (!agent) return;

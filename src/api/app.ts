@@ -22,6 +22,7 @@ import { registerOpenApi, serializeAsJson } from './openapi.ts';
 import { readYourWrites } from './read-your-writes.ts';
 import { executionsApi } from './executions.ts';
 import { notificationsApi } from './notifications.ts';
+import { logApi } from './log.ts';
 import { operationsApi } from './operations.ts';
 import { sessionsApi } from './sessions.ts';
 import { DEFAULT_MAX_STREAMS, capStreams } from './sse.ts';
@@ -89,6 +90,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(entitiesApi);
   await app.register(executionsApi);
   await app.register(notificationsApi);
+  await app.register(logApi);
   await app.register(usageApi);
   await app.register(agentApi);
   await app.register(policyApi);

@@ -19,6 +19,7 @@ const TAGS = [
   { name: 'agent', description: "The built-in agent's model and context budget, and what its model calls cost: per call, per session and in totals." },
   { name: 'policy', description: "The operator's policy: rules that allow, ask or deny commands, versioned as events, and what it decides for a command." },
   { name: 'chat', description: 'Talking to the built-in agent: a message and its turn as Server-Sent Events, following a session, cancel and continue.' },
+  { name: 'log', description: 'The verifiable log: signed checkpoints of a Merkle tree over every event, its public key, and inclusion and consistency proofs (RFC 9162).' },
   { name: 'operations', description: 'Health, who the caller is, the read models’ progress, the change feed and metrics.' },
 ];
 

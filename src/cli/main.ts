@@ -184,6 +184,15 @@ program
   .action(async (options: { name?: string }) => (await import('./mcp.ts')).bridgeStdio(process.env, options.name === undefined ? {} : { name: options.name }));
 
 program
+  .command('keygen')
+  .argument('<file>', 'where to write the key (refused if it exists)')
+  .option('--origin <origin>', 'the log origin the key will sign under (NOMOS_LOG_ORIGIN), for the verifier key printed')
+  .description("write a new Ed25519 signing key for the verifiable log (NOMOS_SIGNING_KEY; PEM PKCS#8, mode 0600) and print its public key and verifier key")
+  .action(async (file: string, options: { origin?: string }) => {
+    for (const line of await (await import('./keygen.ts')).keygen(file, options.origin)) console.log(line);
+  });
+
+program
   .command('classify')
   .argument('<command>', 'a shell command, quoted as one argument')
   .description(`print the risk verdict run would apply to COMMAND (JSON); the exit status says it too: ${Object.entries(CLASSIFY_EXIT).map(([verdict, code]) => `${code} ${verdict}`).join(', ')}`)

@@ -105,6 +105,19 @@ export async function serve(config: Config): Promise<void> {
   if (config.reachabilityEveryMs !== null) {
     runtime.startReachability(config.reachabilityEveryMs, { onError: (error) => app.log.error({ err: error }, 'host reachability check failed; retrying') });
   }
+  try {
+    const sealing = await runtime.startSealer({
+      onError: (error) => app.log.error({ err: error }, 'sealer failed; retrying'),
+      onLead: () => app.log.info('log: this server seals now (it holds the seal lease)'),
+    });
+    if (/NOT SEALING|not sealed/.test(sealing)) app.log.warn(sealing);
+    else app.log.info(sealing);
+  } catch (error) {
+    // A signing key that cannot be used stops the start, as any bad configuration does.
+    app.log.error(`bad configuration: ${error instanceof Error ? error.message : String(error)}`);
+    await stop('bad signing key', 1);
+    return;
+  }
   const auth = authOff ? 'auth: OFF (no API tokens configured; loopback only)' : `auth: on (${config.tokens.length} tokens)`;
   app.log.info(`nomos listening on ${address} — events: ${runtime.description.eventStore}, read models: ${runtime.description.readModels}; ${auth}`);
   app.log.info(`web console: ${address}/`);

@@ -1,0 +1,158 @@
+// The verifiable log's tables (migrations/030): the seal's state, the tree's complete nodes, which event each
+// leaf is, and the signed checkpoints. Hashes cross SQL as hex text, which PostgreSQL and PGlite read and write alike.
+import type { Db, Queryable, Transaction } from '../ports/db.ts';
+import { LEAF_TIME_SQL, type LeafEvent } from './leaf.ts';
+import { type Hash, type NodeId, type NodeSource, nodeSource } from './merkle.ts';
+
+export interface SealState {
+  readonly size: number;
+  readonly lastPosition: number;
+  readonly origin: string;
+  /** The sealing key's public half, SPKI PEM. */
+  readonly publicKey: string;
+  readonly sealedAt: Date;
+}
+
+export interface StoredCheckpoint {
+  readonly treeSize: number;
+  readonly root: Hash;
+  readonly note: string;
+  readonly signedAt: Date;
+}
+
+export async function sealState(db: Queryable): Promise<SealState | null> {
+  const { rows } = await db.query<{ size: string; last_position: string; origin: string; public_key: string; sealed_at: Date | string }>(
+    'SELECT size, last_position, origin, public_key, sealed_at FROM log_seal',
+  );
+  const row = rows[0];
+  return row ? { size: Number(row.size), lastPosition: Number(row.last_position), origin: row.origin, publicKey: row.public_key, sealedAt: new Date(row.sealed_at) } : null;
+}
+
+/** The first sealer's claim on the log: its origin and key. Returns the state as it stands (another may have been first). */
+export async function claimSeal(db: Queryable, origin: string, publicKey: string): Promise<SealState> {
+  await db.query('INSERT INTO log_seal (size, last_position, origin, public_key) VALUES (0, 0, $1, $2) ON CONFLICT (one) DO NOTHING', [origin, publicKey]);
+  const state = await sealState(db);
+  if (!state) throw new Error('log_seal has no row after claiming it');
+  return state;
+}
+
+/** The hashes of the given complete nodes, as a lookup that names a node the table lacks. */
+export async function readNodes(db: Queryable, ids: readonly NodeId[]): Promise<NodeSource> {
+  if (ids.length === 0) return nodeSource([]);
+  const { rows } = await db.query<{ level: number; idx: string; hash: string }>(
+    `SELECT n.level, n.idx, encode(n.hash, 'hex') AS hash FROM log_nodes n
+     JOIN unnest($1::smallint[], $2::bigint[]) AS w(level, idx) ON n.level = w.level AND n.idx = w.idx`,
+    [ids.map((i) => i.level), ids.map((i) => i.index)],
+  );
+  return nodeSource(rows.map((r) => ({ level: Number(r.level), index: Number(r.idx), hash: Buffer.from(r.hash, 'hex') })));
+}
+
+/**
+ * The highest position no append still open can take a number below: the sequence's last number, with the xid
+ * horizon of the moment. An appender has its xid before it takes a position (it writes `streams` first, in the
+ * same statement), so once every appender below `xmax` has ended (settled), every position up to `position` is
+ * committed or never will be.
+ */
+export async function horizon(db: Queryable): Promise<{ position: number; xmax: string }> {
+  const { rows } = await db.query<{ position: string; xmax: string }>(
+    `SELECT (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM events_global_position_seq) AS position,
+            pg_snapshot_xmax(pg_current_snapshot())::text AS xmax`,
+  );
+  return { position: Number(rows[0]!.position), xmax: rows[0]!.xmax };
+}
+
+export async function settled(db: Queryable, xmax: string): Promise<boolean> {
+  const { rows } = await db.query<{ ok: boolean }>('SELECT events_safe_bound() >= $1::xid8 AS ok', [xmax]);
+  return rows[0]?.ok === true;
+}
+
+interface EventRow {
+  position: string;
+  stream_name: string;
+  stream_position: string;
+  type: string;
+  data: unknown;
+  metadata: unknown;
+  recorded_at: string;
+}
+
+const EVENT_COLUMNS = `global_position AS position, stream_name, stream_position, type, data, metadata, ${LEAF_TIME_SQL} AS recorded_at`;
+
+function leafEvent(r: EventRow): LeafEvent {
+  return { position: Number(r.position), stream: r.stream_name, version: Number(r.stream_position), type: r.type, recordedAt: r.recorded_at, metadata: r.metadata, data: r.data };
+}
+
+/** The committed events after `after` up to `upTo`, in position order. */
+export async function eventsBetween(db: Queryable, after: number, upTo: number, limit: number): Promise<LeafEvent[]> {
+  const { rows } = await db.query<EventRow>(`SELECT ${EVENT_COLUMNS} FROM events WHERE global_position > $1 AND global_position <= $2 ORDER BY global_position LIMIT $3`, [after, upTo, limit]);
+  return rows.map(leafEvent);
+}
+
+/** The event at a position and its leaf index, or null when no sealed leaf is that event. */
+export async function sealedEvent(db: Queryable, position: number): Promise<{ leafIndex: number; event: LeafEvent } | null> {
+  const { rows } = await db.query<EventRow & { leaf_index: string }>(
+    `SELECT l.leaf_index, ${EVENT_COLUMNS} FROM log_leaves l JOIN events e ON e.global_position = l.position WHERE l.position = $1`,
+    [position],
+  );
+  const row = rows[0];
+  return row ? { leafIndex: Number(row.leaf_index), event: leafEvent(row) } : null;
+}
+
+export interface SealedBatch {
+  readonly fromSize: number;
+  readonly toSize: number;
+  readonly lastPosition: number;
+  readonly leaves: readonly { readonly index: number; readonly position: number }[];
+  readonly nodes: readonly { readonly level: number; readonly index: number; readonly hash: Hash }[];
+  readonly checkpoint: { readonly root: Hash; readonly note: string } | null;
+}
+
+/** Thrown when the seal moved under a batch: another sealer wrote it (this one lost its lease); nothing was written. */
+export class SealMoved extends Error {}
+
+/** Writes one batch in one transaction, only if the seal still stands where the batch began. */
+export async function writeBatch(db: Db, batch: SealedBatch): Promise<void> {
+  await db.transaction(async (tx: Transaction) => {
+    const { rows } = await tx.query('UPDATE log_seal SET size = $1, last_position = $2, sealed_at = now() WHERE size = $3 RETURNING size', [batch.toSize, batch.lastPosition, batch.fromSize]);
+    if (rows.length !== 1) throw new SealMoved(`the log's seal is no longer at size ${batch.fromSize}: another server sealed meanwhile`);
+    if (batch.leaves.length > 0) {
+      tx.send('INSERT INTO log_leaves (leaf_index, position) SELECT * FROM unnest($1::bigint[], $2::bigint[])', [batch.leaves.map((l) => l.index), batch.leaves.map((l) => l.position)]);
+    }
+    if (batch.nodes.length > 0) {
+      tx.send("INSERT INTO log_nodes (level, idx, hash) SELECT l, i, decode(h, 'hex') FROM unnest($1::smallint[], $2::bigint[], $3::text[]) AS n(l, i, h)", [
+        batch.nodes.map((n) => n.level),
+        batch.nodes.map((n) => n.index),
+        batch.nodes.map((n) => n.hash.toString('hex')),
+      ]);
+    }
+    if (batch.checkpoint) {
+      tx.send("INSERT INTO log_checkpoints (tree_size, root, note) VALUES ($1, decode($2, 'hex'), $3)", [batch.toSize, batch.checkpoint.root.toString('hex'), batch.checkpoint.note]);
+    }
+  });
+}
+
+interface CheckpointRow {
+  tree_size: string;
+  root: string;
+  note: string;
+  signed_at: Date | string;
+}
+
+const checkpointOf = (r: CheckpointRow): StoredCheckpoint => ({ treeSize: Number(r.tree_size), root: Buffer.from(r.root, 'hex'), note: r.note, signedAt: new Date(r.signed_at) });
+const CHECKPOINT_COLUMNS = "tree_size, encode(root, 'hex') AS root, note, signed_at";
+
+export async function latestCheckpoint(db: Queryable): Promise<StoredCheckpoint | null> {
+  const { rows } = await db.query<CheckpointRow>(`SELECT ${CHECKPOINT_COLUMNS} FROM log_checkpoints ORDER BY tree_size DESC LIMIT 1`);
+  return rows[0] ? checkpointOf(rows[0]) : null;
+}
+
+export async function checkpointAt(db: Queryable, treeSize: number): Promise<StoredCheckpoint | null> {
+  const { rows } = await db.query<CheckpointRow>(`SELECT ${CHECKPOINT_COLUMNS} FROM log_checkpoints WHERE tree_size = $1`, [treeSize]);
+  return rows[0] ? checkpointOf(rows[0]) : null;
+}
+
+/** Checkpoints newest first, those below `before` (a tree size) when given. */
+export async function listCheckpoints(db: Queryable, limit: number, before: number | null): Promise<StoredCheckpoint[]> {
+  const { rows } = await db.query<CheckpointRow>(`SELECT ${CHECKPOINT_COLUMNS} FROM log_checkpoints WHERE $1::bigint IS NULL OR tree_size < $1 ORDER BY tree_size DESC LIMIT $2`, [before, limit]);
+  return rows.map(checkpointOf);
+}

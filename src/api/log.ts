@@ -32,6 +32,10 @@ const STATUS_SCHEMA = {
       lag_events: z.number().int().describe('committed events not yet sealed'),
       sealed_at: z.string().nullable(),
       checkpoint: CheckpointView.nullable(),
+      verification: z
+        .object({ at: z.string(), ok: z.boolean(), exit_code: z.number().int(), summary: z.string(), findings: z.unknown() })
+        .nullable()
+        .describe('the last `nomos verify` against this database, or null'),
     }),
     ...CALLER,
   },
@@ -87,6 +91,10 @@ export const logApi: FastifyPluginCallbackZod = (app, _options, done) => {
     const headPosition = Number(head.rows[0]?.head ?? 0);
     const last = state?.lastPosition ?? 0;
     const { rows } = await db.query<{ n: string }>('SELECT count(*) AS n FROM events WHERE global_position > $1', [last]);
+    const { rows: verified } = await db.query<{ ran_at: Date | string; ok: boolean; exit_code: number; summary: string; findings: unknown }>(
+      'SELECT ran_at, ok, exit_code, summary, findings FROM log_verifications ORDER BY id DESC LIMIT 1',
+    );
+    const v = verified[0];
     return {
       sealed: state !== null,
       origin: state?.origin ?? null,
@@ -96,6 +104,7 @@ export const logApi: FastifyPluginCallbackZod = (app, _options, done) => {
       lag_events: Number(rows[0]?.n ?? 0),
       sealed_at: state?.sealedAt.toISOString() ?? null,
       checkpoint: checkpoint && checkpointView(checkpoint),
+      verification: v ? { at: new Date(v.ran_at).toISOString(), ok: v.ok, exit_code: Number(v.exit_code), summary: v.summary, findings: v.findings } : null,
     };
   });
   app.get('/log/checkpoint', { schema: CHECKPOINT_SCHEMA }, async (_request, reply) => {

@@ -183,6 +183,43 @@ program
   .option('--name <name>', 'the client name the server is told at the handshake, instead of the one the agent gives; with auth off the calls are recorded as agent:<name>')
   .action(async (options: { name?: string }) => (await import('./mcp.ts')).bridgeStdio(process.env, options.name === undefined ? {} : { name: options.name }));
 
+const verify = program
+  .command('verify')
+  .option('--dir <dir>', 'verify an export (nomos log export) offline instead of the database')
+  .option('--key <pem>', 'a public key you trust (PEM) to check the signatures with, instead of the log\'s own')
+  .option('--no-read-models', 'the log only: do not fold the read models again')
+  .option('--json', 'the findings as JSON')
+  .description('check the verifiable log: every event against its sealed leaf, every checkpoint\'s root and signature, then every read model folded again and compared; exit 0 verified, 2 the log was changed, 3 a read model is not its fold, 1 cannot verify')
+  .action(async (options: { dir?: string; key?: string; readModels: boolean; json?: boolean }) => {
+    const { verifyOffline, verifyOnline } = await import('./verify.ts');
+    const settings = { ...(options.key !== undefined && { key: options.key }), readModels: options.readModels, ...(options.json && { json: true }) };
+    const outcome = options.dir !== undefined ? await verifyOffline(options.dir, settings) : await verifyOnline((await import('../config.ts')).loadConfig(), settings);
+    for (const line of outcome.lines) console.log(line);
+    process.exitCode = outcome.exitCode;
+  });
+verify
+  .command('receipt')
+  .argument('<file>', 'a receipt (GET /approvals/:id/receipt or /executions/:id/receipt)')
+  .option('--key <pem>', 'a public key you trust (PEM), instead of the one in the receipt')
+  .option('--json', 'the checks as JSON')
+  .description('check a receipt offline: its checkpoint\'s signature, every entry\'s inclusion proof, its data and summary; exit 0 verified, 2 a check failed, 1 not a receipt')
+  .action(async (file: string, options: { key?: string; json?: boolean }) => {
+    const { verifyReceiptCommand } = await import('./verify-receipt.ts');
+    const outcome = await verifyReceiptCommand(file, { ...(options.key !== undefined && { key: options.key }), ...(options.json && { json: true }) });
+    for (const line of outcome.lines) console.log(line);
+    process.exitCode = outcome.exitCode;
+  });
+program
+  .command('log')
+  .description('the verifiable log')
+  .command('export')
+  .argument('<dir>', 'where to write leaves.jsonl, checkpoints/ and public-key.pem')
+  .description('export the log for an offline check (nomos verify --dir DIR): each leaf as JSON lines, each checkpoint as signed, the public key')
+  .action(async (dir: string) => {
+    const [{ exportLog }, { loadConfig }] = await Promise.all([import('./verify.ts'), import('../config.ts')]);
+    for (const line of await exportLog(loadConfig(), dir)) console.log(line);
+  });
+
 program
   .command('keygen')
   .argument('<file>', 'where to write the key (refused if it exists)')

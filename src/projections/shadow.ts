@@ -41,7 +41,7 @@ function identifier(name: string, what: string): string {
 
 export const shadowSchema = (projection: Projection) => `nomos_shadow_${identifier(projection.name, 'projection name')}`;
 const retiredSchema = (projection: Projection) => `nomos_retired_${identifier(projection.name, 'projection name')}`;
-const tablesOf = (projection: Projection) => projection.tables.map((t) => identifier(t, `projection ${projection.name}'s table`));
+export const tablesOf = (projection: Projection) => projection.tables.map((t) => identifier(t, `projection ${projection.name}'s table`));
 
 /** Serialises the writers of one projection's shadow (batches, index builds, restarts, the swap). */
 export async function lockRebuild(tx: Queryable, name: string, options: { asyncCommit?: boolean } = {}): Promise<void> {
@@ -88,7 +88,7 @@ export async function enterShadow(tx: Queryable, projection: Projection): Promis
 }
 
 /** The schema the live tables are in: the first existing one on the search_path. */
-async function liveSchema(tx: Queryable): Promise<string> {
+export async function liveSchema(tx: Queryable): Promise<string> {
   const { rows } = await tx.query<{ live: string | null }>('SELECT current_schema() AS live');
   return identifier(rows[0]?.live ?? '', 'live schema (the search_path names no existing schema)');
 }
@@ -96,6 +96,28 @@ async function liveSchema(tx: Queryable): Promise<string> {
 async function schemaExists(tx: Queryable, schema: string): Promise<boolean> {
   const { rows } = await tx.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
   return rows.length > 0;
+}
+
+/**
+ * Empty copies in `schema` of the live tables: columns, defaults, generated columns, checks, primary and unique
+ * keys, storage parameters; no secondary indexes (they only slow a replay). A rebuild's shadow and `nomos verify`'s
+ * scratch fold are made so.
+ */
+export async function createTablesLike(tx: Queryable, tables: readonly string[], live: string, schema: string): Promise<void> {
+  for (const table of tables) {
+    await tx.query(`CREATE TABLE ${schema}.${table} (LIKE ${live}.${table} INCLUDING ALL EXCLUDING INDEXES)`);
+    // LIKE leaves the table's storage parameters behind (sessions keeps room on its pages: migrations/018).
+    const { rows: stored } = await tx.query<{ options: string[] | null }>('SELECT reloptions AS options FROM pg_class WHERE oid = $1::regclass', [`${live}.${table}`]);
+    const options = stored[0]?.options ?? [];
+    if (options.length > 0) await tx.query(`ALTER TABLE ${schema}.${table} SET (${options.join(', ')})`);
+    // Keys are needed from the first event (the projections upsert on them); other indexes only slow the replay.
+    const { rows } = await tx.query<{ name: string; def: string }>(
+      `SELECT conname AS name, pg_get_constraintdef(oid) AS def FROM pg_constraint
+        WHERE conrelid = $1::regclass AND contype IN ('p', 'u', 'x') ORDER BY conname`,
+      [`${live}.${table}`],
+    );
+    for (const key of rows) await tx.query(`ALTER TABLE ${schema}.${table} ADD CONSTRAINT ${identifier(key.name, 'constraint')} ${key.def}`);
+  }
 }
 
 /**
@@ -119,20 +141,7 @@ export async function beginRebuild(db: Db, projection: Projection, options: { re
     const live = await liveSchema(tx);
     await tx.query(`DROP SCHEMA IF EXISTS ${shadow} CASCADE`);
     await tx.query(`CREATE SCHEMA ${shadow}`);
-    for (const table of tables) {
-      await tx.query(`CREATE TABLE ${shadow}.${table} (LIKE ${live}.${table} INCLUDING ALL EXCLUDING INDEXES)`);
-      // LIKE leaves the table's storage parameters behind (sessions keeps room on its pages: migrations/018).
-      const { rows: stored } = await tx.query<{ options: string[] | null }>('SELECT reloptions AS options FROM pg_class WHERE oid = $1::regclass', [`${live}.${table}`]);
-      const options = stored[0]?.options ?? [];
-      if (options.length > 0) await tx.query(`ALTER TABLE ${shadow}.${table} SET (${options.join(', ')})`);
-      // Keys are needed from the first event (the projections upsert on them); other indexes only slow the replay.
-      const { rows } = await tx.query<{ name: string; def: string }>(
-        `SELECT conname AS name, pg_get_constraintdef(oid) AS def FROM pg_constraint
-          WHERE conrelid = $1::regclass AND contype IN ('p', 'u', 'x') ORDER BY conname`,
-        [`${live}.${table}`],
-      );
-      for (const key of rows) await tx.query(`ALTER TABLE ${shadow}.${table} ADD CONSTRAINT ${identifier(key.name, 'constraint')} ${key.def}`);
-    }
+    await createTablesLike(tx, tables, live, shadow);
     await tx.query(
       `INSERT INTO projection_rebuilds (name, version, tx, pos, events, indexed, started_at, updated_at)
        VALUES ($1, $2, $3, $4, 0, false, now(), now())

@@ -33,7 +33,7 @@ describe('the console shell (auth off)', () => {
     const nav = page.getByRole('navigation', { name: 'Main' });
     // The shell draws its navigation once it knows whether a sign-in is needed (GET /me): counted before, it has none.
     await nav.waitFor();
-    for (const name of ['Sessions', 'Chat', 'Approvals', 'Commands', 'Fleet', 'Audit', 'System']) expect(await nav.getByRole('link', { name, exact: true }).count()).toBe(1);
+    for (const name of ['Sessions', 'Chat', 'Approvals', 'Commands', 'Fleet', 'Audit', 'Log', 'System']) expect(await nav.getByRole('link', { name, exact: true }).count()).toBe(1);
     await nav.getByRole('link', { name: 'System' }).click();
     await page.waitForURL(/#\/system$/);
     await page.getByRole('status', { name: /live updates on/ }).waitFor();

@@ -120,3 +120,40 @@ export interface AgentState {
   ssh_key_configured: boolean;
   last_provider_error: null | { at: string; session_id: string; model: string; provider_host: string; status: number | null; code: string | null; message: string };
 }
+
+/** A signed checkpoint as GET /log and GET /log/checkpoints serve it; `note` is byte for byte as signed. */
+export interface CheckpointView {
+  tree_size: number;
+  root: string;
+  signed_at: string;
+  note: string;
+}
+
+/** The last `nomos verify` run, as GET /log reports it (servers before it leave the field out). */
+export interface LogVerification {
+  at: string;
+  ok: boolean;
+  exit_code: number;
+  summary: string;
+  /** What it found, as it recorded it (its shape may grow: read with findingLines). */
+  findings: unknown;
+}
+
+/** GET /log: how far the events are sealed, the latest checkpoint, and the seal lag. */
+export interface LogStatus {
+  sealed: boolean;
+  origin: string | null;
+  tree_size: number;
+  last_position: number;
+  head_position: number;
+  lag_events: number;
+  sealed_at: string | null;
+  checkpoint: CheckpointView | null;
+  verification?: LogVerification | null;
+}
+
+/** GET /log/checkpoints: newest first; `next_before` pages on. */
+export interface CheckpointsPage {
+  checkpoints: CheckpointView[];
+  next_before: number | null;
+}

@@ -10,6 +10,7 @@ import { REPO, type Started, freePort, killAll, listening, nomos, within } from 
 import { postgresDatabase, type TestDb } from '../support/databases.ts';
 import { type SshPeer, startSshPeer } from '../support/ssh-peer.ts';
 import { startTour } from './tour-host.ts';
+import { generateSigningKey, writeSigningKey } from '../../src/log/keys.ts';
 
 const TOUR = join(REPO, 'examples/tour.sh');
 const README = join(REPO, 'README.md');
@@ -63,6 +64,12 @@ describe.each(servers)('examples/tour.sh against a fresh nomos serve on $name', 
   let server: Started;
   let url: string;
 
+  const signingKeyIn = async (where: string) => {
+    const file = join(where, 'signing-key.pem');
+    await writeSigningKey(file, generateSigningKey());
+    return file;
+  };
+
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'nomos-tour-'));
     peer = await startSshPeer();
@@ -74,7 +81,8 @@ describe.each(servers)('examples/tour.sh against a fresh nomos serve on $name', 
     server = nomos(['serve'], {
       PORT: String(port),
       NOMOS_SSH_KEY: key,
-      ...(testDb?.url ? { DATABASE_URL: testDb.url } : { NOMOS_DATA_DIR: join(dir, 'data') }),
+      // On PostgreSQL the servers share a signing key given to each (NOMOS_SIGNING_KEY); the embedded default makes its own.
+      ...(testDb?.url ? { DATABASE_URL: testDb.url, NOMOS_SIGNING_KEY: await signingKeyIn(dir) } : { NOMOS_DATA_DIR: join(dir, 'data') }),
     });
     await listening(server, port);
   }, 120_000);

@@ -19,6 +19,7 @@ import { measureCliStart } from './cli.ts';
 import { CONTEXT_METHOD, CONTEXT_SCALES, contextRows, measureContext } from './context.ts';
 import { WHAT_IF_METHOD, WHAT_IF_SCALES, measureWhatIf, whatIfRows } from './policy-what-if.ts';
 import { WRITE_PATH_SCALES, measureWritePath, writePathRows } from './write-path.ts';
+import { logRows, measureLog } from './log.ts';
 import { READ_MODEL_RUNS, compareAudits } from './audit.ts';
 import { createBenchDatabase, serverVersion } from './database.ts';
 import { sessions } from './generator.ts';
@@ -106,6 +107,8 @@ async function main(): Promise<void> {
     const catchUpStarted = performance.now();
     await Promise.all(projections.map((p) => new Projector({ store, db: bench.db }, p).catchUp()));
     const catchUp = { events: loaded.events - rebuildLog, seconds: (performance.now() - catchUpStarted) / 1000 };
+    log(`sealing the ${n(loaded.events)}-event log, then verifying its chain`);
+    const sealedLog = await measureLog(bench.db);
     // Millions of rows were just written: let PostgreSQL's vacuum and statistics settle now, as autovacuum would
     // over time, rather than in the middle of the read measurements.
     log('VACUUM ANALYZE and CHECKPOINT after the load');
@@ -161,6 +164,7 @@ async function main(): Promise<void> {
         met: audit.ratio >= 100,
       },
       { metric: 'server peak memory (VmHWM of nomos serve)', figure: `${n(peak / 1_048_576)} MiB`, target: null },
+      ...logRows(sealedLog),
       ...writePathRows(writePath),
       ...contextRows(context),
       ...whatIfRows(whatIf),

@@ -16,11 +16,11 @@ export interface BenchServer {
 }
 
 /** databaseUrl null: the embedded default, PGlite in `dataDir`. */
-export async function startServer(databaseUrl: string | null, port: number, dataDir?: string): Promise<BenchServer> {
+export async function startServer(databaseUrl: string | null, port: number, dataDir?: string, extraEnv: Record<string, string> = {}): Promise<BenchServer> {
   // BENCH_SERVER_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' profiles the server (written when it stops);
   // BENCH_SERVER_STDOUT=FILE keeps what it prints (its request log, --trace-gc's lines).
   const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), HOST: '127.0.0.1', NOMOS_TOKENS: '', OPENAI_API_KEY: '', OPENAI_BASE_URL: '' };
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), HOST: '127.0.0.1', NOMOS_TOKENS: '', OPENAI_API_KEY: '', OPENAI_BASE_URL: '', ...extraEnv };
   if (databaseUrl === null) {
     delete env.DATABASE_URL;
     if (dataDir !== undefined) env.NOMOS_DATA_DIR = dataDir;

@@ -10,6 +10,7 @@ import { SqlEventStore } from '../src/adapters/eventstore/sql.ts';
 import { type CommandRun, type StoreRun, type Visibility, commandsThroughHttp, storeAlone, visibleInList } from './commands.ts';
 import { createBenchDatabase } from './database.ts';
 import { startServer } from './server.ts';
+import { measureSealedWrites, type SealedWrites, sealedWriteRows } from './log.ts';
 import { ms, n, type Row, s } from './table.ts';
 
 export interface WritePathScale {
@@ -43,6 +44,8 @@ export interface WritePath {
     readonly paced: CommandRun;
     readonly visibility: Visibility;
   };
+  /** postgres.one and .many again, on a fresh database with a signing key: the log sealed behind them. */
+  readonly sealed: SealedWrites;
   readonly embedded: { readonly one: CommandRun; readonly many: CommandRun };
 }
 
@@ -58,6 +61,7 @@ export async function measureWritePath(serverUrl: string, scale: WritePathScale,
   const store = new SqlEventStore(bench.db);
   let postgres: WritePath['postgres'];
   let storeRuns: WritePath['store'];
+  let sealed: SealedWrites;
   try {
     log('write path: the store alone, 1 and 32 writers');
     storeRuns = {
@@ -82,6 +86,8 @@ export async function measureWritePath(serverUrl: string, scale: WritePathScale,
     } finally {
       await server.stop();
     }
+    log('write path: 1 client, then 32, again on a fresh database with the log sealed behind them');
+    sealed = await measureSealedWrites(serverUrl, scale, port);
   } finally {
     await store.close();
     await bench.drop();
@@ -93,7 +99,7 @@ export async function measureWritePath(serverUrl: string, scale: WritePathScale,
       log('write path: commands through HTTP on the embedded default, 1 client, then 32');
       const one = await commandsThroughHttp(server.base, { clients: 1, perClient: scale.embedded.one, reader: null });
       const many = await commandsThroughHttp(server.base, { clients: 32, perClient: scale.embedded.perClientOf32, reader: null });
-      return { store: storeRuns, postgres, embedded: { one, many } };
+      return { store: storeRuns, postgres, sealed, embedded: { one, many } };
     } finally {
       await server.stop();
     }
@@ -144,6 +150,7 @@ export function writePathRows(w: WritePath): Row[] {
       target: 'no stale read',
       met: visibility.staleReads === 0,
     },
+    ...sealedWriteRows(w.sealed, w.postgres),
     { metric: 'commands through HTTP, 1 client, embedded default (PGlite)', figure: http(w.embedded.one), target: null },
     { metric: 'commands through HTTP, 32 clients, embedded default (PGlite)', figure: http(w.embedded.many), target: 'p99 ≤ 250 ms', met: w.embedded.many.p99 <= 250 },
   ];

@@ -10,8 +10,9 @@ import { sessionStream } from '../domain/session/stream.ts';
 import { costOfAll } from '../domain/usage/prices.ts';
 import { sessionUsageByModel } from '../projections/model-calls.ts';
 import { getPlan } from '../projections/plans.ts';
-import { SESSION_FIELDS, type SessionFilter, listSessionsJson } from '../projections/sessions.ts';
-import { getMessages, getToolCalls } from '../projections/transcript.ts';
+import { SESSION_FIELDS, type SessionFilter, listSessionsJson, sessionsProjection } from '../projections/sessions.ts';
+import { getMessages, getToolCalls, transcriptProjection } from '../projections/transcript.ts';
+import { asOf as foldedAsOf } from '../projections/as-of.ts';
 import { commandContext } from './context.ts';
 import { IncludeDeleted, readableSession, requireAuditReader } from './deleted.ts';
 import { HttpProblem } from './errors.ts';
@@ -137,6 +138,12 @@ const readSchema = <T extends z.ZodType>(summary: string, answer: T) => ({
 
 const PAGES = `in keyset pages of \`limit\` (default ${PAGE_DEFAULT}, at most ${PAGE_MAX}): unless it is the last page, the answer carries \`Link: <next page>; rel="next"\``;
 
+const SESSION_SCHEMA = {
+  ...readSchema('Read a session with its messages', SessionDetail),
+  description: "With at_position, the session as the log stood at that position: its events up to there folded again (not today's read model), as the operator saw it then.",
+  querystring: ReadQuery.extend({ at_position: z.coerce.number({ error: 'at_position must be a number' }).int({ error: 'at_position must be a whole number' }).min(1, { error: 'at_position must be at least 1' }).optional() }),
+};
+
 const EVENTS_SCHEMA = {
   summary: "A session's raw events",
   tags: TAGS,
@@ -228,8 +235,20 @@ export const sessionsApi: FastifyPluginCallbackZod = (app, _options, done) => {
     return reply.type('application/json; charset=utf-8').send(text as unknown as z.output<typeof SessionPage>);
   });
 
-  app.get('/sessions/:id', { schema: readSchema('Read a session with its messages', SessionDetail) }, async (request, reply) => {
+  app.get('/sessions/:id', { schema: SESSION_SCHEMA }, async (request, reply) => {
     const { id } = request.params;
+    const at = request.query.at_position;
+    if (at !== undefined) {
+      const head = (await runtime.store.head()).position;
+      if (at > head) throw new HttpProblem(400, 'at_position_past_log', `at_position ${at} is past the log's last event (${head})`);
+      const then = await foldedAsOf(runtime.db, runtime.store, sessionStream(id), at, [sessionsProjection, transcriptProjection], async (tx) => ({
+        session: await readableSession(tx, id, request.query.include_deleted, request.principal.role),
+        messages: await getMessages(tx, id),
+      }));
+      if (!then) throw new HttpProblem(404, 'session_not_found', `no session ${id} at position ${at}: it began later, or never`);
+      stamp(reply, at);
+      return { session_id: id, ...then, as_of_position: at };
+    }
     await awaitPosition(runtime, SESSION_READS, request.query.min_position, readWaitMs);
     const asOf = await asOfPosition(runtime, SESSION_READS);
     const session = await readableSession(runtime.db, id, request.query.include_deleted, request.principal.role);

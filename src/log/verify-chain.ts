@@ -39,28 +39,31 @@ interface StoredLeaf {
   readonly hash: Buffer | null;
 }
 
-async function* storedLeaves(db: Queryable): AsyncGenerator<StoredLeaf> {
-  let from = 0;
+/** Pages read one ahead: the next page is on its way while this one is hashed. */
+async function* ahead<T>(page: (after: number) => Promise<T[]>, next: (last: T) => number, start: number): AsyncGenerator<T> {
+  let coming = page(start);
   for (;;) {
+    const rows = await coming;
+    if (rows.length === PAGE) coming = page(next(rows.at(-1)!));
+    yield* rows;
+    if (rows.length < PAGE) return;
+  }
+}
+
+function storedLeaves(db: Queryable): AsyncGenerator<StoredLeaf> {
+  const page = async (from: number) => {
     const { rows } = await db.query<{ leaf_index: string; position: string; hash: Uint8Array | null }>(
       `SELECT l.leaf_index, l.position, n.hash FROM log_leaves l LEFT JOIN log_nodes n ON n.level = 0 AND n.idx = l.leaf_index
        WHERE l.leaf_index >= $1 ORDER BY l.leaf_index LIMIT $2`,
       [from, PAGE],
     );
-    for (const r of rows) yield { index: Number(r.leaf_index), position: Number(r.position), hash: r.hash === null ? null : Buffer.from(r.hash) };
-    if (rows.length < PAGE) return;
-    from = Number(rows.at(-1)!.leaf_index) + 1;
-  }
+    return rows.map((r): StoredLeaf => ({ index: Number(r.leaf_index), position: Number(r.position), hash: r.hash === null ? null : Buffer.from(r.hash) }));
+  };
+  return ahead(page, (last) => last.index + 1, 0);
 }
 
-async function* allEvents(db: Queryable) {
-  let after = 0;
-  for (;;) {
-    const page = await eventsBetween(db, after, Number.MAX_SAFE_INTEGER, PAGE);
-    yield* page;
-    if (page.length < PAGE) return;
-    after = page.at(-1)!.position;
-  }
+function allEvents(db: Queryable): AsyncGenerator<LeafEvent> {
+  return ahead((after) => eventsBetween(db, after, Number.MAX_SAFE_INTEGER, PAGE), (last) => last.position, 0);
 }
 
 const hashOf = (event: LeafEvent) => leafHash(leafOf(event));

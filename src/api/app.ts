@@ -23,6 +23,7 @@ import { readYourWrites } from './read-your-writes.ts';
 import { executionsApi } from './executions.ts';
 import { notificationsApi } from './notifications.ts';
 import { logApi } from './log.ts';
+import { redactionsApi } from './redactions.ts';
 import { receiptsApi } from './receipts.ts';
 import { operationsApi } from './operations.ts';
 import { sessionsApi } from './sessions.ts';
@@ -92,6 +93,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(executionsApi);
   await app.register(notificationsApi);
   await app.register(logApi);
+  await app.register(redactionsApi);
   await app.register(receiptsApi);
   await app.register(usageApi);
   await app.register(agentApi);

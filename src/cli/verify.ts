@@ -12,7 +12,7 @@ import { leafOf } from '../log/leaf.ts';
 import { Frontier, leafHash } from '../log/merkle.ts';
 import { openNote } from '../log/note.ts';
 import { eventsBetween, listCheckpoints, sealState } from '../log/store.ts';
-import { type ChainFinding, type ChainReport, verifyChain } from '../log/verify-chain.ts';
+import { type ChainFinding, type ChainReport, isTampering, verifyChain } from '../log/verify-chain.ts';
 import { checkFold, type FoldReport } from '../projections/fold-check.ts';
 import { claimDataDir } from './data-dir-lock.ts';
 
@@ -61,6 +61,8 @@ function describe(f: ChainFinding): string {
         : `CHECKPOINT ${f.tree_size}: the stored tree (log_nodes) does not give its signed root: it was rewritten`;
     case 'tree_broken':
       return `TREE: ${f.detail}`;
+    case 'redacted':
+      return `redacted (not tampering): the payload at position ${f.position}, by ${JSON.stringify(f.by)} (PayloadRedacted at ${f.redaction_position}: ${f.reason}); its leaf holds by the hash kept`;
     default: {
       const never: never = f;
       return String(never);
@@ -87,8 +89,8 @@ function chainLines(chain: ChainReport, keyGiven: boolean): string[] {
   const lines = [
     `log ${chain.origin}: ${chain.events} events, ${chain.leaves} sealed (${chain.unsealed} not yet), ${chain.checkpoints} checkpoints; signatures checked with ${keyGiven ? 'the key given (--key)' : "the log's own key (not independently supplied: pass --key)"}`,
   ];
-  if (chain.findings.length === 0) lines.push('log: every leaf, root and signature verifies; each checkpoint extends the one before');
-  else lines.push(...chain.findings.map(describe), ...(chain.more > 0 ? [`… and ${chain.more} more findings`] : []));
+  lines.push(...chain.findings.map(describe), ...(chain.more > 0 ? [`… and ${chain.more} more findings`] : []));
+  if (!chain.findings.some(isTampering)) lines.push('log: every leaf, root and signature verifies; each checkpoint extends the one before');
   return lines;
 }
 
@@ -115,7 +117,7 @@ export async function verifyOnline(config: Config, options: VerifyOptions): Prom
         await store.close();
       }
     }
-    const exitCode = chain.findings.length > 0 ? VERIFY_EXIT.log_tampered : folds.some((f) => !f.ok && f.skipped === null) ? VERIFY_EXIT.read_model_differs : VERIFY_EXIT.verified;
+    const exitCode = chain.findings.some(isTampering) ? VERIFY_EXIT.log_tampered : folds.some((f) => !f.ok && f.skipped === null) ? VERIFY_EXIT.read_model_differs : VERIFY_EXIT.verified;
     const lines = [...chainLines(chain, key !== null), ...folds.flatMap(foldLines)];
     lines.push(exitCode === 0 ? 'verified' : exitCode === 2 ? 'NOT VERIFIED: the log was changed after it was sealed' : 'NOT VERIFIED: a read model is not the fold of the log');
     await record(db, exitCode, lines.at(-1)!, { chain, folds });

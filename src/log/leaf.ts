@@ -13,10 +13,18 @@ export interface LeafEvent {
   readonly recordedAt: string;
   readonly metadata: unknown;
   readonly data: unknown;
+  /** The payload was redacted (PayloadRedacted): the data is the redacted copy, the leaf commits to the original's hash. */
+  readonly redaction?: Redaction;
 }
 
-/** The SQL expression of recorded_at in the leaf: UTC, microseconds, as PostgreSQL and PGlite both write it. */
-export const LEAF_TIME_SQL = `to_char(recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+/** What the first PayloadRedacted of an event recorded. */
+export interface Redaction {
+  /** The PayloadRedacted event's position. */
+  readonly position: number;
+  readonly dataSha256: string;
+  readonly actor: unknown;
+  readonly reason: string;
+}
 
 export function canonicalJson(value: unknown): string {
   const text = canonicalize(value);
@@ -38,7 +46,7 @@ export function leafOf(event: Omit<LeafEvent, 'data'> & ({ readonly data: unknow
     type: event.type,
     recorded_at: event.recordedAt,
     metadata: event.metadata,
-    data_sha256: 'dataSha256' in event ? event.dataSha256 : dataHash(event.data),
+    data_sha256: 'dataSha256' in event ? event.dataSha256 : 'redaction' in event && event.redaction ? event.redaction.dataSha256 : dataHash(event.data),
   };
   return Buffer.from(canonicalJson(envelope), 'utf8');
 }

@@ -28,6 +28,10 @@ export const ReceiptEntry = z.object({
   leaf: Base64.describe('base64 of the exact leaf bytes: the RFC 8785 JSON of the envelope (docs/verifiable-log.md)'),
   inclusion: z.array(Hash).describe("RFC 9162 §2.1.3 inclusion path to the checkpoint's root, base64, leaf side first"),
   data: z.record(z.string(), z.unknown()).describe("the event's data as stored: the SHA-256 of its RFC 8785 JSON is the leaf's data_sha256"),
+  redacted: z
+    .object({ by: z.unknown(), reason: z.string(), redaction_position: z.number().int() })
+    .optional()
+    .describe('present when the payload was redacted (POST /sessions/:id/redactions): `data` is the redacted copy, the leaf commits to the original'),
 });
 export type ReceiptEntry = z.infer<typeof ReceiptEntry>;
 
@@ -222,6 +226,7 @@ export async function buildReceipt(db: Queryable, store: EventStore, subject: { 
       leaf: leafOf(event).toString('base64'),
       inclusion: inclusionProof(leafIndex, size, node).map((h) => h.toString('base64')),
       data: event.data,
+      ...(event.redaction && { redacted: { by: event.redaction.actor, reason: event.redaction.reason, redaction_position: event.redaction.position } }),
     })),
   });
 }

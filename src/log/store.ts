@@ -1,7 +1,7 @@
 // The verifiable log's tables (migrations/030): the seal's state, the tree's complete nodes, which event each
 // leaf is, and the signed checkpoints. Hashes cross SQL as hex text, which PostgreSQL and PGlite read and write alike.
 import type { Db, Queryable, Transaction } from '../ports/db.ts';
-import { LEAF_TIME_SQL, type LeafEvent } from './leaf.ts';
+import type { LeafEvent } from './leaf.ts';
 import { type Hash, type NodeId, type NodeSource, nodeSource } from './merkle.ts';
 
 export interface SealState {
@@ -74,24 +74,40 @@ interface EventRow {
   data: unknown;
   metadata: unknown;
   recorded_at: string;
+  redacted_at: string | null;
+  redacted_sha: string | null;
+  redacted_by: unknown;
+  redacted_reason: string | null;
 }
 
-const EVENT_COLUMNS = `global_position AS position, stream_name, stream_position, type, data, metadata, ${LEAF_TIME_SQL} AS recorded_at`;
+/**
+ * An event's columns for its leaf, `e` the event (recorded_at in UTC with microseconds, as PostgreSQL and PGlite
+ * both write it), with its first redaction if it had one (migrations/032).
+ */
+const EVENT_COLUMNS = `e.global_position AS position, e.stream_name, e.stream_position, e.type, e.data, e.metadata,
+  to_char(e.recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS recorded_at,
+  red.redacted_at, red.redacted_sha, red.redacted_by, red.redacted_reason`;
+const REDACTION_JOIN = `LEFT JOIN LATERAL (
+    SELECT r.global_position AS redacted_at, r.data->>'data_sha256' AS redacted_sha, r.metadata->'actor' AS redacted_by, r.data->>'reason' AS redacted_reason
+      FROM events r WHERE r.type = 'PayloadRedacted' AND (r.data->>'position')::bigint = e.global_position
+     ORDER BY r.global_position LIMIT 1) red ON true`;
 
 function leafEvent(r: EventRow): LeafEvent {
-  return { position: Number(r.position), stream: r.stream_name, version: Number(r.stream_position), type: r.type, recordedAt: r.recorded_at, metadata: r.metadata, data: r.data };
+  const event = { position: Number(r.position), stream: r.stream_name, version: Number(r.stream_position), type: r.type, recordedAt: r.recorded_at, metadata: r.metadata, data: r.data };
+  if (r.redacted_at === null || r.redacted_sha === null) return event;
+  return { ...event, redaction: { position: Number(r.redacted_at), dataSha256: r.redacted_sha, actor: r.redacted_by, reason: r.redacted_reason ?? '' } };
 }
 
 /** The committed events after `after` up to `upTo`, in position order. */
 export async function eventsBetween(db: Queryable, after: number, upTo: number, limit: number): Promise<LeafEvent[]> {
-  const { rows } = await db.query<EventRow>(`SELECT ${EVENT_COLUMNS} FROM events WHERE global_position > $1 AND global_position <= $2 ORDER BY global_position LIMIT $3`, [after, upTo, limit]);
+  const { rows } = await db.query<EventRow>(`SELECT ${EVENT_COLUMNS} FROM events e ${REDACTION_JOIN} WHERE e.global_position > $1 AND e.global_position <= $2 ORDER BY e.global_position LIMIT $3`, [after, upTo, limit]);
   return rows.map(leafEvent);
 }
 
 /** The event at a position and its leaf index, or null when no sealed leaf is that event. */
 export async function sealedEvent(db: Queryable, position: number): Promise<{ leafIndex: number; event: LeafEvent } | null> {
   const { rows } = await db.query<EventRow & { leaf_index: string }>(
-    `SELECT l.leaf_index, ${EVENT_COLUMNS} FROM log_leaves l JOIN events e ON e.global_position = l.position WHERE l.position = $1`,
+    `SELECT l.leaf_index, ${EVENT_COLUMNS} FROM log_leaves l JOIN events e ON e.global_position = l.position ${REDACTION_JOIN} WHERE l.position = $1`,
     [position],
   );
   const row = rows[0];

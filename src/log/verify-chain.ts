@@ -16,7 +16,12 @@ export type ChainFinding =
   | { readonly kind: 'swapped'; readonly positions: readonly [number, number] }
   | { readonly kind: 'bad_checkpoint'; readonly tree_size: number; readonly reason: string }
   | { readonly kind: 'root_mismatch'; readonly tree_size: number; readonly of: 'events' | 'stored_tree' }
-  | { readonly kind: 'tree_broken'; readonly detail: string };
+  | { readonly kind: 'tree_broken'; readonly detail: string }
+  /** Not tampering: a payload redacted through the API, its leaf still proven by the hash PayloadRedacted kept. */
+  | { readonly kind: 'redacted'; readonly position: number; readonly by: unknown; readonly reason: string; readonly redaction_position: number };
+
+/** Whether a finding says the log was changed (a redaction does not). */
+export const isTampering = (f: ChainFinding): boolean => f.kind !== 'redacted';
 
 export interface ChainReport {
   readonly events: number;
@@ -146,6 +151,7 @@ export async function verifyChain(db: Queryable, key: KeyObject | null, trustedK
     } else {
       const event = pending.value;
       recomputed = leafHash(leafOf(event));
+      if (event.redaction) found({ kind: 'redacted', position: event.position, by: event.redaction.actor, reason: event.redaction.reason, redaction_position: event.redaction.position });
       eventCount++;
       pending = await events.next();
       if (!recomputed.equals(stored)) {

@@ -145,7 +145,10 @@ function entryChecks(entry: ReceiptEntry, checkpoint: ParsedCheckpoint | null, s
     checks: [
       at('leaf', wrong.length === 0, wrong.length === 0 ? `a ${leaf.type} of ${leaf.stream}` : wrong.join('; ')),
       inclusion,
-      at('data', hash === leaf.data_sha256, hash === leaf.data_sha256 ? "the data hashes to the leaf's data_sha256" : `the data hashes to ${hash}, the leaf commits to ${leaf.data_sha256}`),
+      hash !== leaf.data_sha256 && entry.redacted
+        ? // Redacted: the data is a copy with the secret taken out, so only the leaf (proven above) speaks for the original.
+          at('data', true, `redacted by ${JSON.stringify(entry.redacted.by)} (${entry.redacted.reason}; PayloadRedacted at ${entry.redacted.redaction_position}): the data shown is the redacted copy, the leaf commits to the original`)
+        : at('data', hash === leaf.data_sha256, hash === leaf.data_sha256 ? "the data hashes to the leaf's data_sha256" : `the data hashes to ${hash}, the leaf commits to ${leaf.data_sha256}`),
     ],
     leaf,
   };

@@ -81,6 +81,17 @@ describe('verifying a receipt offline', () => {
     expect(out.lines.join('\n')).toMatch(new RegExp(`data at position ${requested.position}: the data hashes to [0-9a-f]{64}, the leaf commits to`));
   });
 
+  it('takes a redacted entry as such, saying so, but not an unredacted one whose data changed', () => {
+    const r = copy();
+    const finished = at(r, 'ExecutionSucceeded');
+    finished.data = { ...finished.data, stdout_tail: '[REDACTED]' };
+    expect(failures(r)).toEqual([{ check: 'data', position: finished.position }]);
+    finished.redacted = { by: { role: 'operator', id: 'alice' }, reason: 'a token in the output', redaction_position: 999 };
+    const result = verifyReceipt(r, trustedKeyOf(publicKeyPem(key)));
+    expect(result.checks.filter((c) => !c.ok)).toEqual([]);
+    expect(result.checks.find((c) => c.check === 'data' && c.position === finished.position)!.detail).toMatch(/^redacted by \{"role":"operator","id":"alice"\} \(a token in the output; PayloadRedacted at 999\): the data shown is the redacted copy/);
+  });
+
   it('catches a changed leaf byte: its inclusion path no longer leads to the root', async () => {
     const r = copy();
     const granted = at(r, 'ApprovalGranted');

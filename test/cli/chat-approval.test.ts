@@ -119,6 +119,8 @@ describe(`nomos chat's approval prompt on ${database.name}`, () => {
     const command = 'chown :0 /srv/piped';
     const { session, id } = await asked(command);
     const child = spawn(process.execPath, ['bin/nomos.mjs', 'chat', '--session', session], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    // Listened for from the start: the chat may well have exited before the last output is matched.
+    const exited = new Promise((resolve) => child.once('exit', resolve));
     let output = '';
     child.stdout.on('data', (b: Buffer) => (output += b.toString()));
     child.stderr.on('data', (b: Buffer) => (output += b.toString()));
@@ -131,7 +133,7 @@ describe(`nomos chat's approval prompt on ${database.name}`, () => {
     await waitFor(/Enter alone decides nothing\)\napprove "/);
     child.stdin.end();
     await waitFor(new RegExp(`approval ${id} is still pending`));
-    expect(await new Promise((resolve) => child.once('exit', resolve))).toBe(0);
+    expect(await exited).toBe(0);
     expect(await statusOf(id)).toBe('pending');
     expect(executor.started).not.toContain(command);
   }, 60_000);

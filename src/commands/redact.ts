@@ -3,7 +3,7 @@
 // replaced by its redacted copy (the only change the events table's trigger lets through, and only there) and the
 // read models' rows of the session are redacted alike, so that they stay the fold of the redacted log.
 import { eventMetadata, NotFound } from '../domain/messages.ts';
-import { decideRedaction, PayloadRedacted, REDACTED_MARK, redactionStream } from '../domain/log/redaction.ts';
+import { decideRedaction, PayloadRedacted, REDACTED_MARK, redactionStream, redactValue } from '../domain/log/redaction.ts';
 import { sessionStream } from '../domain/session/stream.ts';
 import { dataHash } from '../log/leaf.ts';
 import type { Db, Queryable } from '../ports/db.ts';
@@ -51,7 +51,10 @@ export async function redactPayload(deps: CommandDeps, db: Db, tables: readonly 
   return { redactionPosition: appended.position, occurrences, dataSha256: recorded.data_sha256, rows: changed };
 }
 
-/** Replaces the secret in every text, JSON and text-array column of the session's rows of one table. */
+/**
+ * Replaces the secret in the session's rows of one table: in text and text-array columns by SQL, in JSON columns
+ * value by value (redactValue), so that no key and no piece of the JSON's structure can be hit.
+ */
 async function redactRows(tx: Queryable, table: string, sessionId: string, secret: string): Promise<number> {
   const { rows: all } = await tx.query<{ name: string; type: string; generated: string }>(
     `SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type, a.attgenerated AS generated FROM pg_attribute a
@@ -62,19 +65,26 @@ async function redactRows(tx: Queryable, table: string, sessionId: string, secre
   const columns = all.filter((c) => c.generated === '' && c.name !== sessionColumn && ['text', 'jsonb', 'json', 'text[]'].includes(c.type));
   // Tables of other aggregates (entities, knowledge) hold no session's rows.
   if (sessionColumn === null || columns.length === 0) return 0;
-  // In JSON the secret stands escaped, as JSON.stringify writes it (PostgreSQL writes json text alike).
-  const inJson = JSON.stringify(secret).slice(1, -1);
-  const mark = REDACTED_MARK;
-  const set = columns.map(({ name, type }) =>
-    type === 'text'
-      ? `"${name}" = replace("${name}", $2, $3)`
-      : type === 'text[]'
-        ? `"${name}" = CASE WHEN "${name}" IS NULL THEN NULL ELSE COALESCE((SELECT array_agg(replace(x, $2, $3) ORDER BY i) FROM unnest("${name}") WITH ORDINALITY AS u(x, i)), '{}') END`
-        : `"${name}" = replace("${name}"::text, $4, $3)::${type}`,
-  );
-  const touched = columns.map(({ name, type }) => (type === 'text' ? `strpos("${name}", $2) > 0` : `strpos("${name}"::text, ${type === 'text[]' ? '$2' : '$4'}) > 0`));
-  // $4 only where a JSON column uses it: PostgreSQL cannot type a parameter no statement mentions.
-  const params = columns.some((c) => c.type === 'json' || c.type === 'jsonb') ? [sessionId, secret, mark, inJson] : [sessionId, secret, mark];
-  const { rows } = await tx.query(`UPDATE ${table} SET ${set.join(', ')} WHERE "${sessionColumn}" = $1 AND (${touched.join(' OR ')}) RETURNING 1`, params);
-  return rows.length;
+  const changed = new Set<string>();
+  const texts = columns.filter((c) => c.type === 'text' || c.type === 'text[]');
+  if (texts.length > 0) {
+    const set = texts.map(({ name, type }) =>
+      type === 'text'
+        ? `"${name}" = replace("${name}", $2, $3)`
+        : `"${name}" = CASE WHEN "${name}" IS NULL THEN NULL ELSE COALESCE((SELECT array_agg(replace(x, $2, $3) ORDER BY i) FROM unnest("${name}") WITH ORDINALITY AS u(x, i)), '{}') END`,
+    );
+    const touched = texts.map(({ name, type }) => (type === 'text' ? `strpos("${name}", $2) > 0` : `EXISTS (SELECT 1 FROM unnest("${name}") x WHERE strpos(x, $2) > 0)`));
+    const { rows } = await tx.query<{ row: string }>(`UPDATE ${table} SET ${set.join(', ')} WHERE "${sessionColumn}" = $1 AND (${touched.join(' OR ')}) RETURNING ctid::text AS row`, [sessionId, secret, REDACTED_MARK]);
+    for (const r of rows) changed.add(r.row);
+  }
+  for (const { name, type } of columns.filter((c) => c.type === 'json' || c.type === 'jsonb')) {
+    const { rows } = await tx.query<{ row: string; value: unknown }>(`SELECT ctid::text AS row, "${name}"::jsonb AS value FROM ${table} WHERE "${sessionColumn}" = $1 AND strpos("${name}"::text, $2) > 0`, [sessionId, JSON.stringify(secret).slice(1, -1)]);
+    for (const r of rows) {
+      const { value, occurrences } = redactValue(r.value, secret);
+      if (occurrences === 0) continue;
+      const written = await tx.query<{ row: string }>(`UPDATE ${table} SET "${name}" = $2::${type} WHERE ctid = $1::tid RETURNING ctid::text AS row`, [r.row, JSON.stringify(value)]);
+      for (const w of written.rows) changed.add(w.row);
+    }
+  }
+  return changed.size;
 }

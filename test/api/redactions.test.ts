@@ -56,6 +56,9 @@ describe.each(databases)('redaction on $name', (database) => {
       [as(AGENT), body, id, 403, 'forbidden'],
       [as(AUDITOR), body, id, 403, 'forbidden'],
       [as(OPERATOR), { ...body, text: 'not in there at all' }, id, 409, 'text_not_found'],
+      // A key or a piece of the JSON's structure is not a value: nothing to redact, and nothing renamed or broken.
+      [as(OPERATOR), { ...body, text: 'message_id' }, id, 409, 'text_not_found'],
+      [as(OPERATOR), { ...body, text: '", "' }, id, 409, 'text_not_found'],
       [as(OPERATOR), body, other, 404, 'event_not_in_session'],
       [as(OPERATOR), { ...body, position: 999_999 }, id, 404, 'event_not_in_session'],
       [as(OPERATOR), { ...body, text: 'abc' }, id, 400, /text/],

@@ -103,7 +103,7 @@ describe.each(databases)('the sealer on $name', (database) => {
   });
 
   // One connection on PGlite: a transaction held open there blocks every other statement, so this is PostgreSQL's.
-  it.runIf(database.name === 'postgres')('waits for an append still open below positions committed after it, then seals it in its place', async () => {
+  it.runIf(database.name === 'postgres')('waits for an append still open below positions committed after it, then seals it in its place (PostgreSQL only: PGlite has one connection, so no append can stay open beside another)', async () => {
     void run(new Sealer(testDb.db, settings({ sealMs: 1, checkpointEvery: { events: 1, ms: null } }))).catch(() => undefined);
     await append('before', 0, 3);
     await sealedUpTo(3);

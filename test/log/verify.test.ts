@@ -113,7 +113,7 @@ describe.each(databases)('nomos verify on $name', (database) => {
   });
 
   // The command end to end needs a database another process can open: PostgreSQL.
-  it.runIf(database.name === 'postgres')('exits 0 verified, 3 for a read model, 2 for the log; offline against an export too', async () => {
+  it.runIf(database.name === 'postgres')('exits 0 verified, 3 for a read model, 2 for the log; offline against an export too (PostgreSQL only: the command is another process, which cannot open an in-memory PGlite)', async () => {
     const env = { DATABASE_URL: await databaseUrl() };
     const clean = await execNomos(['verify'], env);
     expect({ code: clean.code, out: clean.stdout }).toMatchObject({ code: 0, out: expect.stringContaining('verified') });

@@ -29,7 +29,10 @@ export const PayloadRedacted = z.object({
 });
 export type PayloadRedacted = z.infer<typeof PayloadRedacted>;
 
-/** `value` with every occurrence of `secret` in its strings (and keys) replaced, and how many there were. */
+/**
+ * `value` with every occurrence of `secret` in its string values replaced, and how many there were. Keys and the
+ * JSON's structure are never touched: a redaction cannot rename a field or break the payload's shape.
+ */
 export function redactValue(value: unknown, secret: string): { value: unknown; occurrences: number } {
   let occurrences = 0;
   const walk = (v: unknown): unknown => {
@@ -39,7 +42,7 @@ export function redactValue(value: unknown, secret: string): { value: unknown; o
       return parts.join(REDACTED_MARK);
     }
     if (Array.isArray(v)) return v.map(walk);
-    if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [walk(k) as string, walk(x)]));
+    if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]));
     return v;
   };
   return { value: walk(value), occurrences };

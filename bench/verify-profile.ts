@@ -1,5 +1,6 @@
 // The chain check alone, to profile it: N events inserted in bulk (one INSERT), sealed, then verifyChain timed.
-// `npm run bench:verify -- --events 100000`; with `node --cpu-prof --import tsx bench/verify-profile.ts` for a profile.
+// `npm run bench:verify -- --events 100000 [--threads 0,1,2]`: the check once per thread count given (by default
+// verifyChain's own choice); with `node --cpu-prof --import tsx bench/verify-profile.ts` for a profile.
 import { createPublicKey } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { generateSigningKey } from '../src/log/keys.ts';
@@ -8,7 +9,7 @@ import { sealState } from '../src/log/store.ts';
 import { verifyChain } from '../src/log/verify-chain.ts';
 import { createBenchDatabase } from './database.ts';
 
-const { values } = parseArgs({ options: { events: { type: 'string', default: '100000' } } });
+const { values } = parseArgs({ options: { events: { type: 'string', default: '100000' }, threads: { type: 'string' } } });
 const count = Number(values.events);
 const bench = await createBenchDatabase(process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres', 4);
 try {
@@ -27,10 +28,16 @@ try {
   console.log(`sealed ${count} in ${((performance.now() - t) / 1000).toFixed(2)} s`);
   stop.abort();
   await sealing;
-  t = performance.now();
-  const report = await verifyChain(bench.db, null, (pem) => createPublicKey(pem));
-  const secs = (performance.now() - t) / 1000;
-  console.log(`verified ${report.events} in ${secs.toFixed(2)} s: ${Math.round(report.events / secs)} events/s, ${report.findings.length} findings`);
+  for (const threads of values.threads === undefined ? [undefined] : values.threads.split(',').map(Number)) {
+    const cpu = process.cpuUsage();
+    t = performance.now();
+    const report = await verifyChain(bench.db, null, (pem) => createPublicKey(pem), threads === undefined ? {} : { threads });
+    const secs = (performance.now() - t) / 1000;
+    const used = process.cpuUsage(cpu);
+    console.log(
+      `verified ${report.events} in ${secs.toFixed(2)} s (threads ${threads ?? 'default'}): ${Math.round(report.events / secs)} events/s, ${report.findings.length} findings; this process's CPU ${((used.user + used.system) / 1e6).toFixed(2)} s`,
+    );
+  }
 } finally {
   await bench.drop();
 }

@@ -17,8 +17,8 @@ const EXTERNAL = [
 
 rmSync('dist', { recursive: true, force: true });
 await build({
-  // The classifier's worker thread is an entry of its own: src/adapters/classifier-pool.ts starts it by path.
-  entryPoints: ['src/cli/main.ts', 'src/adapters/classifier-thread.ts'],
+  // The worker threads are entries of their own: src/adapters/classifier-pool.ts and src/log/leaf-pool.ts start them by path.
+  entryPoints: ['src/cli/main.ts', 'src/adapters/classifier-thread.ts', 'src/log/leaf-thread.ts'],
   outbase: 'src',
   outdir: 'dist',
   bundle: true,

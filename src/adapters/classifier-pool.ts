@@ -62,7 +62,7 @@ type Answer = { ready: true } | { id: number; judgement: Judgement } | { id: num
  */
 function threadEntry(): { file: string; workerData?: { entry: string } } {
   if (!import.meta.url.endsWith('.ts')) return { file: shipped('dist', 'adapters', 'classifier-thread.js') };
-  return { file: shipped('src', 'adapters', 'classifier-thread-source.mjs'), workerData: { entry: pathToFileURL(shipped('src', 'adapters', 'classifier-thread.ts')).href } };
+  return { file: shipped('src', 'thread-source.mjs'), workerData: { entry: pathToFileURL(shipped('src', 'adapters', 'classifier-thread.ts')).href } };
 }
 
 export class ClassifierPool implements CommandClassifier {

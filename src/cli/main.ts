@@ -43,6 +43,11 @@ function batchSizeOption(value: string): number {
   return n;
 }
 
+function threadsOption(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) > 64) throw new InvalidArgumentError('a whole number of threads from 0 to 64');
+  return Number(value);
+}
+
 const projections = program.command('projections').description('inspect and rebuild the read models');
 projections
   .command('rebuild')
@@ -189,10 +194,11 @@ const verify = program
   .option('--key <pem>', 'a public key you trust (PEM) to check the signatures with, instead of the log\'s own')
   .option('--no-read-models', 'the log only: do not fold the read models again')
   .option('--json', 'the findings as JSON')
+  .option('--threads <n>', 'threads hashing the leaves beside the reads (default: the cores but one, up to 4, on more than two cores; else 0)', threadsOption)
   .description('check the verifiable log: every event against its sealed leaf, every checkpoint\'s root and signature, then every read model folded again and compared; exit 0 verified, 2 the log was changed, 3 a read model is not its fold, 1 cannot verify')
-  .action(async (options: { dir?: string; key?: string; readModels: boolean; json?: boolean }) => {
+  .action(async (options: { dir?: string; key?: string; readModels: boolean; json?: boolean; threads?: number }) => {
     const { verifyOffline, verifyOnline } = await import('./verify.ts');
-    const settings = { ...(options.key !== undefined && { key: options.key }), readModels: options.readModels, ...(options.json && { json: true }) };
+    const settings = { ...(options.key !== undefined && { key: options.key }), readModels: options.readModels, ...(options.json && { json: true }), ...(options.threads !== undefined && { threads: options.threads }) };
     const outcome = options.dir !== undefined ? await verifyOffline(options.dir, settings) : await verifyOnline((await import('../config.ts')).loadConfig(), settings);
     for (const line of outcome.lines) console.log(line);
     process.exitCode = outcome.exitCode;

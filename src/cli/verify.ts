@@ -27,6 +27,8 @@ export interface VerifyOptions {
   readonly json?: boolean;
   /** false: the chain only, no read models. */
   readonly readModels?: boolean;
+  /** Threads hashing leaves (verifyChain's default when absent). */
+  readonly threads?: number;
 }
 
 export interface VerifyOutcome {
@@ -85,9 +87,10 @@ function foldLines(report: FoldReport): string[] {
   ];
 }
 
-function chainLines(chain: ChainReport, keyGiven: boolean): string[] {
+function chainLines(chain: ChainReport, keyGiven: boolean, seconds: number): string[] {
   const lines = [
     `log ${chain.origin}: ${chain.events} events, ${chain.leaves} sealed (${chain.unsealed} not yet), ${chain.checkpoints} checkpoints; signatures checked with ${keyGiven ? 'the key given (--key)' : "the log's own key (not independently supplied: pass --key)"}`,
+    `log: checked in ${seconds.toFixed(1)} s (${Math.round(chain.events / Math.max(seconds, 1e-3))} events/s)`,
   ];
   lines.push(...chain.findings.map(describe), ...(chain.more > 0 ? [`… and ${chain.more} more findings`] : []));
   if (!chain.findings.some(isTampering)) lines.push('log: every leaf, root and signature verifies; each checkpoint extends the one before');
@@ -98,18 +101,17 @@ function chainLines(chain: ChainReport, keyGiven: boolean): string[] {
 export async function verifyOnline(config: Config, options: VerifyOptions): Promise<VerifyOutcome> {
   const key = await trustedKey(options.key);
   const release = config.databaseUrl ? null : await claimDataDir(config.dataDir, { create: false });
-  const [{ openDb }, { migrate }, { SqlEventStore }, { projections }] = await Promise.all([
-    import('../adapters/db/open.ts'),
-    import('../adapters/db/migrate.ts'),
-    import('../adapters/eventstore/sql.ts'),
-    import('../runtime.ts'),
-  ]);
+  const [{ openDb }, { migrate }] = await Promise.all([import('../adapters/db/open.ts'), import('../adapters/db/migrate.ts')]);
   const db = await openDb(config);
   try {
     await migrate(db);
-    const chain = await verifyChain(db, key, (pem) => createPublicKey(pem));
+    const began = performance.now();
+    const chain = await verifyChain(db, key, (pem) => createPublicKey(pem), options.threads === undefined ? {} : { threads: options.threads });
+    const seconds = (performance.now() - began) / 1000;
     const folds: FoldReport[] = [];
     if (options.readModels !== false) {
+      // The projections (and what they load: the tokenizer's tables) only when the read models are checked.
+      const [{ SqlEventStore }, { projections }] = await Promise.all([import('../adapters/eventstore/sql.ts'), import('../runtime.ts')]);
       const store = new SqlEventStore(db);
       try {
         for (const projection of projections) folds.push(await checkFold(db, store, projection));
@@ -118,7 +120,7 @@ export async function verifyOnline(config: Config, options: VerifyOptions): Prom
       }
     }
     const exitCode = chain.findings.some(isTampering) ? VERIFY_EXIT.log_tampered : folds.some((f) => !f.ok && f.skipped === null) ? VERIFY_EXIT.read_model_differs : VERIFY_EXIT.verified;
-    const lines = [...chainLines(chain, key !== null), ...folds.flatMap(foldLines)];
+    const lines = [...chainLines(chain, key !== null, seconds), ...folds.flatMap(foldLines)];
     lines.push(exitCode === 0 ? 'verified' : exitCode === 2 ? 'NOT VERIFIED: the log was changed after it was sealed' : 'NOT VERIFIED: a read model is not the fold of the log');
     await record(db, exitCode, lines.at(-1)!, { chain, folds });
     return { lines: options.json ? [JSON.stringify({ exit_code: exitCode, chain, read_models: folds }, null, 2)] : lines, exitCode };

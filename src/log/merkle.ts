@@ -1,6 +1,6 @@
 // RFC 9162 §2.1 Merkle tree for a log whose complete nodes are stored: each computation first names the nodes it
 // needs (so the caller can fetch them in one query), then computes roots, inclusion paths and consistency proofs.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 export type Hash = Buffer;
 export interface NodeId { readonly level: number; readonly index: number }
@@ -10,13 +10,12 @@ export type NodeSource = (level: number, index: number) => Hash;
 /** A run of leaves [start, start + size) where start is a multiple of the largest power of two <= size. */
 interface Span { readonly start: number; readonly size: number }
 
-const HASH_BYTES = 32;
+export const HASH_BYTES = 32;
 const MAX_LEVEL = 52; // 2^53 leaves would exceed Number.MAX_SAFE_INTEGER
 
-function sha256(...parts: Uint8Array[]): Hash {
-  const h = createHash('sha256');
-  for (const part of parts) h.update(part);
-  return h.digest();
+/** One-shot SHA-256 (crypto.hash: no Hash object for the garbage collector to finalize, three of them an event). */
+function sha256(bytes: Uint8Array): Hash {
+  return hash('sha256', bytes, 'buffer');
 }
 
 function isHash(value: unknown): value is Hash {
@@ -35,15 +34,34 @@ function requireCount(value: number, what: string, min: number, max: number): nu
   return value;
 }
 
+/** Scratch space for a prefixed hash input: crypto.hash reads it before returning, so one buffer serves every call. */
+let scratch = Buffer.allocUnsafe(4096);
+const room = (bytes: number): Buffer => (scratch.length >= bytes ? scratch : (scratch = Buffer.allocUnsafe(Math.max(bytes, 2 * scratch.length))));
+
 export function leafHash(leaf: Uint8Array): Hash {
-  return sha256(Buffer.of(0x00), leaf);
+  const prefixed = room(1 + leaf.byteLength);
+  prefixed[0] = 0x00;
+  prefixed.set(leaf, 1);
+  return sha256(prefixed.subarray(0, 1 + leaf.byteLength));
+}
+
+/** The leaf hash of a leaf given as its text (UTF-8): leafHash(Buffer.from(text)) without the copy. */
+export function leafHashOfText(leaf: string): Hash {
+  const prefixed = room(1 + 3 * leaf.length); // UTF-8 takes at most three bytes per UTF-16 unit
+  prefixed[0] = 0x00;
+  const written = prefixed.write(leaf, 1, 'utf8');
+  return sha256(prefixed.subarray(0, 1 + written));
 }
 
 export function nodeHash(left: Hash, right: Hash): Hash {
-  return sha256(Buffer.of(0x01), requireHash(left, 'left child'), requireHash(right, 'right child'));
+  const both = room(1 + 2 * HASH_BYTES);
+  both[0] = 0x01;
+  both.set(requireHash(left, 'left child'), 1);
+  both.set(requireHash(right, 'right child'), 1 + HASH_BYTES);
+  return sha256(both.subarray(0, 1 + 2 * HASH_BYTES));
 }
 
-export const EMPTY_ROOT: Hash = sha256();
+export const EMPTY_ROOT: Hash = sha256(Buffer.alloc(0));
 
 /** Largest power of two strictly below n (n >= 2). */
 function splitPoint(n: number): number {
@@ -307,5 +325,10 @@ export class Frontier {
 
   root(): Hash {
     return foldRight(this.#edge.map((node) => node.hash));
+  }
+
+  /** Another frontier as this one stands, to grow apart from it. */
+  clone(): Frontier {
+    return new Frontier(this.#size, this.#edge.map((node) => node.hash));
   }
 }

@@ -49,7 +49,12 @@ describe.each(databases)('nomos verify on $name', (database) => {
   afterEach(async () => server?.close());
 
   const db = () => server.runtime.db;
-  const chain = () => verifyChain(db(), null, (pem) => createPublicKey(pem));
+  /** The chain check on this thread alone, and again with the leaves hashed on two threads in pages of two: one report. */
+  const chain = async () => {
+    const alone = await verifyChain(db(), null, (pem) => createPublicKey(pem), { threads: 0 });
+    expect(await verifyChain(db(), null, (pem) => createPublicKey(pem), { threads: 2, page: 2 })).toEqual(alone);
+    return alone;
+  };
   /** As an intruder with the database's password would: past the append-only trigger. */
   const tamper = (sql: string, params: unknown[] = []) =>
     db().transaction(async (tx) => {
@@ -129,6 +134,12 @@ describe.each(databases)('nomos verify on $name', (database) => {
     const tampered = await execNomos(['verify', '--no-read-models'], env);
     expect(tampered.code).toBe(2);
     expect(tampered.stdout).toMatch(/EDITED: the event at position \d+/);
+    // The same with the leaves hashed on threads (the built thread's entry, as an installed nomos runs it).
+    const threaded = await execNomos(['verify', '--no-read-models', '--threads', '2'], env);
+    const untimed = (out: string) => out.replace(/^log: checked in .*$/m, '');
+    expect({ code: threaded.code, out: untimed(threaded.stdout) }).toEqual({ code: 2, out: untimed(tampered.stdout) });
+    expect(threaded.stdout).toMatch(/^log: checked in \d+\.\d s \(\d+ events\/s\)$/m);
+    expect((await execNomos(['verify', '--threads', 'many'], env)).stderr).toContain('a whole number of threads from 0 to 64');
     const dir2 = mkdtempSync(join(tmpdir(), 'nomos-export-'));
     expect((await execNomos(['log', 'export', dir2], env)).code).toBe(0);
     const offline = await execNomos(['verify', '--dir', dir2], env);

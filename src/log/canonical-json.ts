@@ -3,7 +3,7 @@
 // and on the RFC's own examples (test/log/canonical-json.test.ts). This one is the hot path of sealing and of
 // `nomos verify` (every event, twice): the package walks every string char by char in JavaScript to refuse a lone
 // surrogate and builds an array and a Set per object; here String.prototype.isWellFormed refuses it natively and
-// the text is built in one pass, which took the chain check from 35 000 to (see bench/results.md) events a second.
+// the text is built in one pass (bench/results.md has what it changed).
 // Strings and numbers are serialized by JSON.stringify, exactly as RFC 8785 (section 3.2.2) prescribes; object
 // keys sorted by UTF-16 code units, which is what Array.prototype.sort compares.
 

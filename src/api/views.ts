@@ -267,6 +267,11 @@ export const Approval = z.object({
   session_deleted: z.boolean().describe('its session was deleted (listed only with include_deleted=true)'),
   rule_id: z.string().nullable().describe('the rule that asked for it, or classifier / floor (null: before the policy was consulted)'),
   policy_version: z.number().int().nullable(),
+  requested_position: z
+    .number()
+    .int()
+    .nullable()
+    .describe("the ApprovalRequested event's position in the log: GET /sessions/:id?at_position= shows the session as it stood then (null only until a read model kept from before version 4 is rebuilt)"),
 });
 
 /** How the operator's channels were told of an approval (src/notify/outbox.ts, notificationsOfApproval). */

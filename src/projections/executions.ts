@@ -30,7 +30,8 @@ import { InvalidCursorError } from './sessions.ts';
 
 // 2: a deleted session's rows are kept, marked session_deleted (migration 022), instead of dropped.
 // 3: what decided under the operator's policy, and a shadow candidate's decision (migration 024).
-const EXECUTIONS_VERSION = 3;
+// 4: where in the log each approval was asked, requested_position (migration 033).
+const EXECUTIONS_VERSION = 4;
 
 // What the rules read off an event's envelope; the rest of it passes unread (loose: checked without a copy).
 const parseMeta = inPlaceParser(EventMetadata.pick({ occurred_at: true, actor: true }).loose());
@@ -86,6 +87,7 @@ type ApprovalRecord = {
   session_deleted: boolean;
   rule_id: string | null;
   policy_version: number | null;
+  requested_position: number | null;
 };
 
 const EXECUTIONS: TableShape<ExecutionRecord> = {
@@ -100,7 +102,7 @@ const APPROVALS: TableShape<ApprovalRecord> = {
   table: 'approvals',
   key: ['id'],
   columns: ['id', 'session_id', 'execution_id', 'command', 'target', 'risk_class', 'status', 'requested_by', 'requested_at', 'expires_at', 'decided_by',
-    'decided_at', 'decision_reason', 'session_deleted', 'rule_id', 'policy_version'],
+    'decided_at', 'decision_reason', 'session_deleted', 'rule_id', 'policy_version', 'requested_position'],
 };
 
 /** A session event of the batch with what the rules read off its envelope. */
@@ -183,7 +185,7 @@ class Batch {
           this.approvals.put({
             id: d.approval_id, session_id: sessionId, execution_id: d.execution_id, command: d.command, target: d.target, risk_class: d.risk_class,
             status: 'pending', requested_by: actor, requested_at: at, expires_at: d.expires_at, decided_by: null, decided_at: null, decision_reason: null, session_deleted: false,
-            rule_id: d.rule_id ?? null, policy_version: d.policy_version ?? null,
+            rule_id: d.rule_id ?? null, policy_version: d.policy_version ?? null, requested_position: position,
           });
         }
         this.update(d.execution_id, { status: 'awaiting_approval', approval_id: d.approval_id });
@@ -366,6 +368,7 @@ const ApprovalRow = z.object({
   session_deleted: z.boolean(),
   rule_id: z.string().nullable(),
   policy_version: z.number().int().nullable(),
+  requested_position: z.coerce.number().int().nullable(),
 });
 
 export type ApprovalView = Omit<z.infer<typeof ApprovalRow>, 'requested_at' | 'expires_at' | 'decided_at'> & {
@@ -376,7 +379,8 @@ export type ApprovalView = Omit<z.infer<typeof ApprovalRow>, 'requested_at' | 'e
 
 // The goal comes from the sessions read model, the verdict from the execution: one query, no lookups per row.
 const APPROVAL_SELECT = `SELECT a.id, a.session_id, a.execution_id, a.command, a.target, a.risk_class, a.status, a.requested_by, a.requested_at,
-    a.expires_at, a.decided_by, a.decided_at, a.decision_reason, s.goal AS session_goal, e.verdict, a.session_deleted, a.rule_id, a.policy_version
+    a.expires_at, a.decided_by, a.decided_at, a.decision_reason, s.goal AS session_goal, e.verdict, a.session_deleted, a.rule_id, a.policy_version,
+    a.requested_position
   FROM approvals a LEFT JOIN sessions s ON s.id = a.session_id LEFT JOIN executions e ON e.id = a.execution_id`;
 
 function toApproval(raw: unknown): ApprovalView {

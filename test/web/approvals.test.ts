@@ -1,6 +1,7 @@
 // The approvals inbox in a real browser against a real SSH server: a destructive command waits in the inbox, one
 // click runs it exactly once and shows its output; denial with a reason; an assent window; an auditor sees no
-// decision controls and no chat box, and a forged approve from the auditor's page is refused without an event.
+// decision controls and no chat box, and a forged approve from the auditor's page is refused without an event;
+// an approval's link to its session as the log stood when it was asked.
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -111,6 +112,47 @@ describe('the approvals inbox', () => {
     expect((await events()).filter((e) => e.type === 'ExecutionStarted' && e.data.execution_id === second.execution_id)).toHaveLength(0);
     await page.getByText('Nothing waits for a decision.').waitFor();
     expect(errors).toEqual([]);
+  });
+
+  it('links an approval to its session as the log stood when it was asked: the goal, plan and command then, and back to now', async () => {
+    const other = (await server.request('POST', '/sessions', undefined, agent)).body.session_id as string;
+    const command = async (body: object) => {
+      const res = await server.request('POST', `/sessions/${other}/commands`, body, agent);
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return res.body;
+    };
+    await command({ type: 'set_goal', goal: 'Tidy the scratch area' });
+    await command({ type: 'propose_plan', steps: [{ title: 'remove the stale marker', target: 'host:peer' }] });
+    writeFileSync(`${scratch}/as-asked`, 'x');
+    const asked = await command({ type: 'run', target: 'host:peer', command: `rm -rf ${scratch}/as-asked` });
+    expect(asked.status).toBe('approval_required');
+    // The session moves on after the request: another goal, another plan.
+    await command({ type: 'set_goal', goal: 'Something else entirely' });
+    await command({ type: 'propose_plan', steps: [{ title: 'a later step' }] });
+    const listed = (await server.request('GET', `/approvals?session_id=${other}`, undefined, operator)).body.approvals as Array<{ id: string; requested_position: number }>;
+    const all = (await server.request('GET', `/sessions/${other}/events`, undefined, operator)).body.events as Array<{ type: string; position: number; data: any }>;
+    const request = all.find((e) => e.type === 'ApprovalRequested' && e.data.approval_id === asked.approval_id)!;
+    const position = listed.find((a) => a.id === asked.approval_id)!.requested_position;
+    expect(position).toBe(request.position);
+
+    const { page, errors } = await browser.open(`${server.url}/#/approvals`, { token: 'op-secret-1-long-enough-for-32-chars' });
+    const card = page.locator(`article[data-approval-id="${asked.approval_id}"]`);
+    await card.getByRole('link', { name: 'session as asked' }).click();
+    await page.waitForURL(new RegExp(`#/sessions/${other}\\?at_position=${position}$`));
+    await page.getByRole('note', { name: `as of position ${position}` }).waitFor();
+    expect(await page.getByLabel('goal then').textContent()).toBe('Tidy the scratch area');
+    expect(await page.getByLabel('plan steps then').textContent()).toContain('remove the stale marker');
+    expect(await page.getByLabel('plan steps then').textContent()).not.toContain('a later step');
+    expect(await page.getByLabel('command asked').textContent()).toBe(`$ rm -rf ${scratch}/as-asked`);
+    expect(await page.getByRole('heading', { name: `At position ${position}: ApprovalRequested` }).count()).toBe(1);
+    // Back to the session as it is now: the later goal.
+    await page.getByRole('link', { name: 'See the session now' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Something else entirely' }).waitFor();
+    expect(await page.getByRole('note', { name: /as of position/ }).count()).toBe(0);
+    // A position past the log's end is the server's 400, in words.
+    await page.goto(`${server.url}/#/sessions/${other}?at_position=999999999`);
+    await page.getByRole('alert').filter({ hasText: 'past the log' }).waitFor();
+    expect(provoked(errors, 400)).toEqual([]);
   });
 
   it('shows an auditor what waits with no Approve button and no chat box; a forged approve from that page is refused and records nothing', async () => {

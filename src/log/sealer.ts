@@ -63,8 +63,8 @@ export class Sealer {
     let checkpointed = { size: last?.treeSize ?? 0, at: last?.signedAt.getTime() ?? Number.NEGATIVE_INFINITY };
     const batch = this.settings.batch ?? DEFAULT_BATCH;
     while (!signal.aborted) {
-      const { position: upTo, xmax } = await horizon(this.db);
-      while (!(await settled(this.db, xmax))) {
+      const { position: upTo, appenders } = await horizon(this.db);
+      while (!(await settled(this.db, appenders))) {
         if (signal.aborted) return;
         await pause(SETTLE_POLL_MS, signal);
       }

@@ -2,7 +2,7 @@
 // with its note byte for byte as GET /log/checkpoint serves it (and copied as such), the public key shown and saved,
 // the seal's lag in words (unsealed, behind, caught up), the checkpoint history a page at a time, all of it
 // following the log live; and the Receipt buttons on a decided approval and an execution: the file saved under
-// its name, or the server's words when it has none to give.
+// its name, or the server's words when it has none to give; a secret redacted from an event on the session page.
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
@@ -194,6 +194,48 @@ describe.each(databases)('the Log page on $name', (database) => {
     expect(await treeSizes(page)).toEqual(all.map((c) => c.tree_size));
     expect(all.length).toBeGreaterThan(first.length);
     expect(errors).toEqual([]);
+  });
+
+  it('redacts a secret from an event on the session page (operators only), which then shows the redacted payload', async () => {
+    const secret = 'hunter2-correct-horse-battery';
+    const session = (await server.request('POST', '/sessions', undefined, as(ALICE))).body.session_id as string;
+    const posted = await server.request('POST', `/sessions/${session}/commands`, { type: 'post_user_message', text: `the vault password is ${secret}, use it` }, as(ALICE));
+    expect(posted.status, JSON.stringify(posted.body)).toBe(200);
+    const events = (await server.request('GET', `/sessions/${session}/events`, undefined, as(ALICE))).body.events as Array<{ type: string; position: number }>;
+    const position = events.find((e) => e.type === 'UserMessagePosted')!.position;
+
+    // The agent sees the data, and no way to redact it.
+    const agentView = await browser.open(`${server.url}/#/sessions/${session}`, { token: BOT });
+    await agentView.page.getByText('Events (').click();
+    await agentView.page.locator(`tr#event-${position} summary`).filter({ hasText: 'data' }).click();
+    expect(await agentView.page.getByLabel(`data of event ${position}`).textContent()).toContain(secret);
+    expect(await agentView.page.getByRole('button', { name: `Redact from event ${position}` }).count()).toBe(0);
+
+    const { page, errors } = await browser.open(`${server.url}/#/sessions/${session}`, { token: ALICE });
+    await page.getByText('Events (').click();
+    const row = page.locator(`tr#event-${position}`);
+    await row.locator('summary').filter({ hasText: 'data' }).click();
+    await row.getByRole('button', { name: `Redact from event ${position}` }).click();
+    const form = page.getByRole('form', { name: `redact from event ${position}` });
+    // The server's refusal, in its words: a text that is not in the payload changes nothing.
+    await form.getByLabel('Text to redact').fill('not-in-this-event');
+    await form.getByLabel('Reason').fill('a password pasted into the chat');
+    await form.getByRole('button', { name: 'Redact' }).click();
+    await form.getByRole('alert').waitFor();
+    expect((await server.request('GET', `/sessions/${session}/events`, undefined, as(ALICE))).body.events).toHaveLength(events.length);
+    await form.getByLabel('Text to redact').fill(secret);
+    await form.getByRole('button', { name: 'Redact' }).click();
+    await row.getByRole('status').filter({ hasText: /^Redacted 1 occurrence in the event and \d+ read-model rows?; recorded at position \d+\.$/ }).waitFor();
+    await until('the page shows the redacted payload', async () => ((await row.getByLabel(`data of event ${position}`).textContent())?.includes('[REDACTED]') ? true : undefined));
+    expect(await row.getByLabel(`data of event ${position}`).textContent()).not.toContain(secret);
+    expect(await page.locator('main').textContent()).not.toContain(secret);
+    // The redaction is on the record: who and why, never the secret; and the sealed leaf still proves the event.
+    const raw = (await server.request('GET', `/sessions/${session}/events`, undefined, as(ALICE))).body.events as Array<{ type: string; position: number; data: unknown }>;
+    expect(JSON.stringify(raw)).not.toContain(secret);
+    await settled(server);
+    const proof = await server.request('GET', `/log/proof/inclusion?position=${position}&tree_size=${(await settled(server)).tree_size}`, undefined, as(ALICE));
+    expect(proof.status).toBe(200);
+    expect(besides(errors, 409)).toEqual([]);
   });
 
   it('is in the navigation, and the tab says where one is', async () => {

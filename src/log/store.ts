@@ -49,8 +49,9 @@ export async function readNodes(db: Queryable, ids: readonly NodeId[]): Promise<
 
 /**
  * The highest position no append still open can take a number below: the sequence's last number, and the
- * appenders running after it was read (transactions holding a lock on `events` in this database, by xid). An
- * appender has its xid and its lock on `events` before it takes a position, so once those transactions have ended
+ * appenders running after it was read (transactions holding `events` in ROW EXCLUSIVE mode in this database, by
+ * xid: not its readers, nor autovacuum's ANALYZE of it). An appender has its xid and that lock before it takes a
+ * position (an INSERT locks its table before it produces a row), so once those transactions have ended
  * (settled), every position up to `position` is committed or never will be. Not a snapshot's xmax: that is the
  * last completed xid plus one, and an appender that started before a transaction that already completed can hold
  * an xid at or above it (sealed past an append still open, 3 rounds in 40 under load: test/log/sealer.test.ts).
@@ -59,7 +60,7 @@ export async function horizon(db: Queryable): Promise<{ position: number; append
   const drawn = await db.query<{ position: string }>('SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS position FROM events_global_position_seq');
   const running = await db.query<{ xid: string }>(
     `SELECT DISTINCT t.transactionid::text AS xid FROM pg_locks t
-       JOIN pg_locks r ON r.pid = t.pid AND r.locktype = 'relation' AND r.relation = 'events'::regclass
+       JOIN pg_locks r ON r.pid = t.pid AND r.locktype = 'relation' AND r.relation = 'events'::regclass AND r.mode = 'RowExclusiveLock'
         AND r.database = (SELECT oid FROM pg_database WHERE datname = current_database())
       WHERE t.locktype = 'transactionid' AND t.granted AND t.pid <> pg_backend_pid()`,
   );

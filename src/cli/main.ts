@@ -194,7 +194,7 @@ const verify = program
   .option('--key <pem>', 'a public key you trust (PEM) to check the signatures with, instead of the log\'s own')
   .option('--no-read-models', 'the log only: do not fold the read models again')
   .option('--json', 'the findings as JSON')
-  .option('--threads <n>', 'threads hashing the leaves beside the reads (default: the cores but one, up to 4, on more than two cores; else 0)', threadsOption)
+  .option('--threads <n>', 'threads hashing the leaves beside the reads (default: the cores but one, from 1 up to 4; 0 hashes on the reading thread)', threadsOption)
   .description('check the verifiable log: every event against its sealed leaf, every checkpoint\'s root and signature, then every read model folded again and compared; exit 0 verified, 2 the log was changed, 3 a read model is not its fold, 1 cannot verify')
   .action(async (options: { dir?: string; key?: string; readModels: boolean; json?: boolean; threads?: number }) => {
     const { verifyOffline, verifyOnline } = await import('./verify.ts');

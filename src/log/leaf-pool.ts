@@ -6,7 +6,7 @@ import { availableParallelism } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { shipped } from '../paths.ts';
-import { type RawLeafEvent, leafColumns } from './leaf.ts';
+import type { LeafColumns } from './leaf.ts';
 
 const MAX_THREADS = 4;
 
@@ -23,8 +23,11 @@ function threadEntry(): { file: string; workerData?: { entry: string } } {
   return { file: shipped('src', 'thread-source.mjs'), workerData: { entry: pathToFileURL(shipped('src', 'log', 'leaf-thread.ts')).href } };
 }
 
-/** The threads to hash with by default: the cores but one, up to four, on a machine of more than two cores; else none. */
-export const defaultLeafThreads = (): number => (availableParallelism() > 2 ? Math.min(MAX_THREADS, availableParallelism() - 1) : 0);
+/**
+ * The threads to hash with by default: the cores but one, from one up to four. On two cores one thread beside the
+ * reads is a fifth faster than none, though the database takes a share of the same two (bench/profile-notes.md).
+ */
+export const defaultLeafThreads = (): number => Math.min(MAX_THREADS, Math.max(1, availableParallelism() - 1));
 
 export class LeafPool {
   private readonly workers: Worker[] = [];
@@ -44,15 +47,14 @@ export class LeafPool {
     }
   }
 
-  /** The leaf hashes of a page of events, 32 bytes each in order. */
-  hash(events: readonly RawLeafEvent[]): Promise<Buffer> {
+  /** The leaf hashes of a page of events, 32 bytes each in order. The columns are copied to the thread, not moved. */
+  hash(columns: LeafColumns): Promise<Buffer> {
     if (this.broken) return Promise.reject(this.broken);
     const id = this.nextId++;
     const worker = this.workers[id % this.workers.length]!;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject, worker });
-      const columns = leafColumns(events);
-      worker.postMessage({ id, columns }, [columns.positions.buffer, columns.versions.buffer]);
+      worker.postMessage({ id, columns });
     });
   }
 

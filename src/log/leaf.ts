@@ -3,7 +3,7 @@
 // later be redacted while every proof over the leaf still holds.
 import { hash } from 'node:crypto';
 import { canonicalJson } from './canonical-json.ts';
-import { HASH_BYTES, leafHashOfText } from './merkle.ts';
+import { HASH_BYTES, leafHashOfTextInto } from './merkle.ts';
 
 export { canonicalJson };
 
@@ -71,6 +71,12 @@ export function parsedEvent(raw: RawLeafEvent): LeafEvent {
   return raw.redaction ? { ...event, redaction: raw.redaction } : event;
 }
 
+/** The i-th event of a page of columns, its JSON parsed; `redaction` what its redactedSha came from. */
+export function columnEvent(c: LeafColumns, i: number, redaction: Redaction | undefined): LeafEvent {
+  const event = { position: c.positions[i]!, stream: c.streams[i]!, version: c.versions[i]!, type: c.types[i]!, recordedAt: c.recordedAt[i]!, metadata: JSON.parse(c.metadata[i]!) as unknown, data: JSON.parse(c.data[i]!) as unknown };
+  return redaction ? { ...event, redaction } : event;
+}
+
 /** The leaf hashes of raw events, in their order, 32 bytes each in one buffer. */
 export function rawLeafHashes(events: readonly RawLeafEvent[]): Buffer {
   return columnLeafHashes(leafColumns(events));
@@ -116,7 +122,7 @@ export function columnLeafHashes(c: LeafColumns): Buffer {
     // A redacted event's data is the redacted copy: its leaf commits to the original's hash, so it is not parsed.
     const sha = c.redactedSha[i] ?? dataHash(JSON.parse(c.data[i]!));
     const event = { position: c.positions[i]!, stream: c.streams[i]!, version: c.versions[i]!, type: c.types[i]!, recordedAt: c.recordedAt[i]! };
-    leafHashOfText(envelopeText(event, JSON.parse(c.metadata[i]!), sha)).copy(out, i * HASH_BYTES);
+    leafHashOfTextInto(envelopeText(event, JSON.parse(c.metadata[i]!), sha), out, i * HASH_BYTES);
   }
   return out;
 }

@@ -13,9 +13,13 @@ interface Span { readonly start: number; readonly size: number }
 export const HASH_BYTES = 32;
 const MAX_LEVEL = 52; // 2^53 leaves would exceed Number.MAX_SAFE_INTEGER
 
-/** One-shot SHA-256 (crypto.hash: no Hash object for the garbage collector to finalize, three of them an event). */
+/**
+ * One-shot SHA-256 (crypto.hash: no Hash object for the garbage collector to finalize, three of them an event).
+ * The digest comes out as a 'binary' (latin1) string, a byte a character, copied into a Buffer here: Node 20
+ * makes a 'buffer' digest twice as slowly as this (bench/profile-notes.md).
+ */
 function sha256(bytes: Uint8Array): Hash {
-  return hash('sha256', bytes, 'buffer');
+  return Buffer.from(hash('sha256', bytes, 'binary'), 'latin1');
 }
 
 function isHash(value: unknown): value is Hash {
@@ -45,12 +49,10 @@ export function leafHash(leaf: Uint8Array): Hash {
   return sha256(prefixed.subarray(0, 1 + leaf.byteLength));
 }
 
-/** The leaf hash of a leaf given as its text (UTF-8): leafHash(Buffer.from(text)) without the copy. */
-export function leafHashOfText(leaf: string): Hash {
-  const prefixed = room(1 + 3 * leaf.length); // UTF-8 takes at most three bytes per UTF-16 unit
-  prefixed[0] = 0x00;
-  const written = prefixed.write(leaf, 1, 'utf8');
-  return sha256(prefixed.subarray(0, 1 + written));
+/** The leaf hash of a leaf given as its text (UTF-8), written into `out` at `offset`. */
+export function leafHashOfTextInto(leaf: string, out: Buffer, offset: number): void {
+  // The prefix byte 0x00 as the character U+0000, which UTF-8 writes as that byte: the text is hashed as it is.
+  out.write(hash('sha256', `\0${leaf}`, 'binary'), offset, HASH_BYTES, 'latin1');
 }
 
 export function nodeHash(left: Hash, right: Hash): Hash {
@@ -310,17 +312,27 @@ export class Frontier {
 
   /** Appends one leaf hash; returns the complete nodes this append completed, level 0 (the leaf) first. */
   append(leafHash: Hash): StoredNode[] {
+    const completed: StoredNode[] = [];
+    this.#add(leafHash, completed);
+    return completed;
+  }
+
+  /** Appends one leaf hash, keeping no list of what it completed (the chain check stores nothing). */
+  push(leafHash: Hash): void {
+    this.#add(leafHash, null);
+  }
+
+  #add(leafHash: Hash, completed: StoredNode[] | null): void {
     if (this.#size >= Number.MAX_SAFE_INTEGER) throw new RangeError('the tree is full');
     let node: StoredNode = { level: 0, index: this.#size, hash: requireHash(leafHash, 'leaf hash') };
-    const completed = [node];
+    completed?.push(node);
     for (let left = this.#edge.at(-1); left?.level === node.level; left = this.#edge.at(-1)) {
       this.#edge.pop();
       node = { level: node.level + 1, index: left.index / 2, hash: nodeHash(left.hash, node.hash) };
-      completed.push(node);
+      completed?.push(node);
     }
     this.#edge.push(node);
     this.#size += 1;
-    return completed;
   }
 
   root(): Hash {

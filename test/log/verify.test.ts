@@ -88,6 +88,40 @@ describe.each(databases)('nomos verify on $name', (database) => {
     expect(findings).toContainEqual(expect.objectContaining({ kind: 'root_mismatch', of: 'events' }));
   });
 
+  it('names an event written into a gap already sealed past, and a stored tree rewritten, cut or emptied', async () => {
+    // An append rolled back leaves a gap in the positions, as a failed command does; the log is sealed past it.
+    const gap = await db()
+      .transaction(async (tx) => {
+        const { rows } = await tx.query<{ p: string }>("INSERT INTO events (event_id, stream_name, stream_position, type, data, metadata) VALUES (gen_random_uuid(), 'gap', 0, 'GoalSet', '{}', '{}') RETURNING global_position AS p");
+        throw Object.assign(new Error('rolled back'), { position: Number(rows[0]!.p) });
+      })
+      .catch((error: { position: number }) => error.position);
+    expect(gap).toBeGreaterThan(0);
+    const before = (await server.request('GET', '/log')).body.tree_size as number;
+    expect((await server.request('POST', `/sessions/${sessions[0]}/commands`, { type: 'set_goal', goal: 'check the backups twice' })).status).toBe(200);
+    await until('sealed past the gap', async () => {
+      const log = (await server.request('GET', '/log')).body;
+      return log.lag_events === 0 && log.checkpoint?.tree_size === log.tree_size && log.tree_size > before ? true : undefined;
+    });
+    await tamper("INSERT INTO events (global_position, event_id, stream_name, stream_position, type, data, metadata) VALUES ($1, gen_random_uuid(), 'forged', 0, 'GoalSet', '{}', '{}')", [gap]);
+    await tamper("UPDATE log_nodes SET hash = decode(repeat('07', 32), 'hex') WHERE level = 0 AND idx = 1");
+    await tamper('DELETE FROM log_nodes WHERE level = 0 AND idx = 2');
+    await tamper("UPDATE log_nodes SET hash = decode('0102', 'hex') WHERE level = 0 AND idx = 3");
+    const first = await chain();
+    expect(first.findings).toContainEqual({ kind: 'inserted', position: gap, stream: 'forged', type: 'GoalSet' });
+    expect(first.findings).toContainEqual(expect.objectContaining({ kind: 'edited', leaf_index: 1 }));
+    expect(first.findings).toContainEqual({ kind: 'tree_broken', detail: 'leaf 2 has no hash in log_nodes' });
+    expect(first.findings).toContainEqual({ kind: 'tree_broken', detail: 'leaf 3\'s hash in log_nodes is not 32 bytes' });
+    // The events still fold to every signed root: it is the stored tree that was rewritten.
+    expect(first.findings).toContainEqual(expect.objectContaining({ kind: 'root_mismatch', of: 'stored_tree' }));
+    expect(first.findings.some((f) => f.kind === 'root_mismatch' && f.of === 'events')).toBe(false);
+    const { rows } = await db().query<{ n: string }>('SELECT count(*) AS n FROM log_leaves');
+    await tamper('DELETE FROM log_leaves WHERE leaf_index = 4');
+    const second = await chain();
+    expect(second.findings).toContainEqual({ kind: 'tree_broken', detail: 'leaf 4 is missing from log_leaves (the next is 5)' });
+    expect(second.findings).toContainEqual({ kind: 'tree_broken', detail: `the seal says ${rows[0]!.n} leaves; log_leaves holds 4` });
+  });
+
   it('names a forged checkpoint: signed by another key, or a root changed under the signature', async () => {
     const { rows } = await db().query<{ tree_size: string; note: string }>('SELECT tree_size, note FROM log_checkpoints ORDER BY tree_size');
     const [first, second] = [rows[0]!, rows[1]!];

@@ -15,7 +15,9 @@
 //   ExecutionSucceeded/Failed/TimedOut   it ran, whatever its exit: last_contact_at
 //   ExecutionRefused         after a start, as unreachable or for a host key: last_failure_at, last_error
 // The host's reachability checks (host_reachability, written by src/fleet/reachability.ts) are joined in
-// by the queries.
+// by the queries. A batch applies its entity events one by one and the execution events between two of them as a
+// run, a statement a table (a third of a log is execution events; a statement each held a rebuild to ~30 000
+// events/s: bench/profile-notes.md).
 import { z } from 'zod';
 import type { Queryable } from '../ports/db.ts';
 import {
@@ -30,7 +32,7 @@ import {
 import { entitySlugOf } from '../domain/entity/stream.ts';
 import { Actor, actorName } from '../domain/messages.ts';
 import type { ProjectedEvent } from '../ports/event-store.ts';
-import { eachEvent, type Projection } from './projection.ts';
+import type { Projection } from './projection.ts';
 import { occurredAt, pgJson, sessionEventsIn } from './rows.ts';
 
 // 2: entity_relations, attributes updates. 3: retirement, hosts' health from executions.
@@ -38,6 +40,7 @@ const TABLES_VERSION = 3;
 
 /** The session events that tell about a host's health. */
 const EXECUTION_EVENTS = ['ExecutionRequested', 'ExecutionStarted', 'ExecutionSucceeded', 'ExecutionFailed', 'ExecutionTimedOut', 'ExecutionRefused'] as const;
+const EXECUTION_EVENT_TYPES: ReadonlySet<string> = new Set(EXECUTION_EVENTS);
 /** Refusals that mean the connection to the host failed. */
 const CONNECTION_REFUSALS = new Set(['unreachable', 'host_key_mismatch']);
 
@@ -113,44 +116,115 @@ async function applyEvent(tx: Queryable, slug: string, e: EntityEvent, at: strin
   }
 }
 
-/** What an execution event says about the health of the host it runs through. */
-async function applyExecution(tx: Queryable, stored: ProjectedEvent): Promise<void> {
-  const entry = sessionEventsIn([stored])[0];
-  if (entry === undefined) return;
-  const e = entry.event;
-  const at = occurredAt(stored);
-  switch (e.type) {
-    case 'ExecutionRequested':
-      // A guest runs through its host; a target not in the inventory has no host to speak of.
-      await tx.query(
-        `INSERT INTO entity_execution_hosts (execution_id, host)
-         SELECT $1, CASE WHEN type = 'host' THEN slug ELSE parent END FROM entities WHERE slug = $2 AND (type = 'host' OR parent IS NOT NULL)
-         ON CONFLICT (execution_id) DO NOTHING`,
-        [e.data.execution_id, e.data.target],
-      );
-      return;
-    case 'ExecutionStarted':
-      await tx.query('UPDATE entity_execution_hosts SET started = true WHERE execution_id = $1', [e.data.execution_id]);
-      return;
-    case 'ExecutionSucceeded':
-    case 'ExecutionFailed':
-    case 'ExecutionTimedOut':
-      await tx.query(
-        `WITH ended AS (DELETE FROM entity_execution_hosts WHERE execution_id = $1 RETURNING host)
-         UPDATE entities SET last_contact_at = GREATEST(last_contact_at, $2::timestamptz) FROM ended WHERE entities.slug = ended.host`,
-        [e.data.execution_id, at],
-      );
-      return;
-    case 'ExecutionRefused':
-      await tx.query(
-        `WITH ended AS (DELETE FROM entity_execution_hosts WHERE execution_id = $1 RETURNING host, started)
-         UPDATE entities SET last_failure_at = $2::timestamptz, last_error = $3
-         FROM ended WHERE entities.slug = ended.host AND ended.started AND $4 AND (last_failure_at IS NULL OR last_failure_at <= $2::timestamptz)`,
-        [e.data.execution_id, at, e.data.detail.slice(0, 2000), CONNECTION_REFUSALS.has(e.data.reason)],
-      );
-      return;
-    default:
-      return;
+/** An execution in flight on a host: as stored in entity_execution_hosts, or requested in the run at hand. */
+interface InFlight {
+  readonly host: string;
+  started: boolean;
+  /** A row of entity_execution_hosts before the run (else one to insert). */
+  readonly stored: boolean;
+  /** A stored row whose `started` the run set. */
+  startedNow: boolean;
+}
+
+/** An ISO UTC time as a key that sorts as the times do, whatever the digits of its fraction (occurredAt's form). */
+const timeKey = (at: string): string => `${at.slice(0, 19)}.${(at.slice(20, -1) || '').padEnd(9, '0').slice(0, 9)}`;
+
+/**
+ * A run of execution events (no entity event among them, so the inventory stands still) applied as a whole, with
+ * the rows a statement per event would leave: the targets' hosts and the run's executions in flight read once, the
+ * run folded in memory in its order, then a statement per table. Contacts keep the latest time per host (GREATEST
+ * does not care for order); a refusal's failure keeps its per-event statement (rare, and its order matters).
+ */
+async function applyExecutions(tx: Queryable, events: readonly ProjectedEvent[]): Promise<void> {
+  const entries = sessionEventsIn(events);
+  const ids = new Set<string>();
+  const targets = new Set<string>();
+  for (const { event: e } of entries) {
+    if (!EXECUTION_EVENT_TYPES.has(e.type) || !('execution_id' in e.data)) continue;
+    ids.add(e.data.execution_id);
+    if (e.type === 'ExecutionRequested') targets.add(e.data.target);
+  }
+  if (ids.size === 0) return;
+  // A guest runs through its host; a target not in the inventory has no host to speak of.
+  const hostOf = new Map(
+    targets.size === 0
+      ? []
+      : (
+          await tx.query<{ slug: string; host: string }>(
+            `SELECT slug, CASE WHEN type = 'host' THEN slug ELSE parent END AS host FROM entities WHERE slug = ANY($1::text[]) AND (type = 'host' OR parent IS NOT NULL)`,
+            [[...targets]],
+          )
+        ).rows.map((r) => [r.slug, r.host]),
+  );
+  const inFlight = new Map<string, InFlight>(
+    (await tx.query<{ execution_id: string; host: string; started: boolean }>('SELECT execution_id, host, started FROM entity_execution_hosts WHERE execution_id = ANY($1::text[])', [[...ids]])).rows.map((r) => [
+      r.execution_id,
+      { host: r.host, started: r.started, stored: true, startedNow: false },
+    ]),
+  );
+  const ended = new Set<string>();
+  const contacts = new Map<string, { at: string; key: string }>();
+  const failures: [host: string, at: string, detail: string][] = [];
+  const end = (id: string): InFlight | undefined => {
+    const flight = inFlight.get(id);
+    if (flight === undefined) return undefined;
+    inFlight.delete(id);
+    if (flight.stored) ended.add(id);
+    return flight;
+  };
+  for (const { event: e, stored } of entries) {
+    switch (e.type) {
+      case 'ExecutionRequested': {
+        const host = hostOf.get(e.data.target);
+        if (host !== undefined && !inFlight.has(e.data.execution_id)) inFlight.set(e.data.execution_id, { host, started: false, stored: false, startedNow: false });
+        break;
+      }
+      case 'ExecutionStarted': {
+        const flight = inFlight.get(e.data.execution_id);
+        if (flight && !flight.started) [flight.started, flight.startedNow] = [true, flight.stored];
+        break;
+      }
+      case 'ExecutionSucceeded':
+      case 'ExecutionFailed':
+      case 'ExecutionTimedOut': {
+        const flight = end(e.data.execution_id);
+        if (flight === undefined) break;
+        const at = occurredAt(stored);
+        const key = timeKey(at);
+        const before = contacts.get(flight.host);
+        if (before === undefined || key > before.key) contacts.set(flight.host, { at, key });
+        break;
+      }
+      case 'ExecutionRefused': {
+        const flight = end(e.data.execution_id);
+        if (flight?.started && CONNECTION_REFUSALS.has(e.data.reason)) failures.push([flight.host, occurredAt(stored), e.data.detail.slice(0, 2000)]);
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  // A row ended and requested again in one run is deleted, then inserted: as the statements one by one would.
+  if (ended.size > 0) await tx.query('DELETE FROM entity_execution_hosts WHERE execution_id = ANY($1::text[])', [[...ended]]);
+  const inserted = [...inFlight].filter(([, f]) => !f.stored);
+  if (inserted.length > 0) {
+    await tx.query('INSERT INTO entity_execution_hosts (execution_id, host, started) SELECT * FROM unnest($1::text[], $2::text[], $3::boolean[])', [
+      inserted.map(([id]) => id),
+      inserted.map(([, f]) => f.host),
+      inserted.map(([, f]) => f.started),
+    ]);
+  }
+  const startedNow = [...inFlight].filter(([id, f]) => f.stored && f.startedNow && !ended.has(id)).map(([id]) => id);
+  if (startedNow.length > 0) await tx.query('UPDATE entity_execution_hosts SET started = true WHERE execution_id = ANY($1::text[])', [startedNow]);
+  if (contacts.size > 0) {
+    await tx.query(
+      `UPDATE entities e SET last_contact_at = GREATEST(e.last_contact_at, c.at)
+         FROM unnest($1::text[], $2::timestamptz[]) AS c(slug, at) WHERE e.slug = c.slug`,
+      [[...contacts.keys()], [...contacts.values()].map((c) => c.at)],
+    );
+  }
+  for (const [host, at, detail] of failures) {
+    await tx.query('UPDATE entities SET last_failure_at = $2::timestamptz, last_error = $3 WHERE slug = $1 AND (last_failure_at IS NULL OR last_failure_at <= $2::timestamptz)', [host, at, detail]);
   }
 }
 
@@ -159,11 +233,21 @@ export const entitiesProjection: Projection = {
   version: TABLES_VERSION,
   tables: ['entity_relations', 'entity_execution_hosts', 'entities'],
   handles: new Set([...Object.keys(entityEventSchemas), ...EXECUTION_EVENTS]),
-  applyBatch: eachEvent(async (tx, event) => {
-    const slug = entitySlugOf(event.streamName);
-    if (slug === null) return applyExecution(tx, event);
-    await applyEvent(tx, slug, parseEntityEvent(event.type, event.data), occurredAt(event), event.metadata);
-  }),
+  // Entity events one by one (few: the inventory); the execution events between two of them as one run.
+  async applyBatch(tx, events) {
+    let run: ProjectedEvent[] = [];
+    for (const event of events) {
+      const slug = entitySlugOf(event.streamName);
+      if (slug === null) {
+        run.push(event);
+        continue;
+      }
+      if (run.length > 0) await applyExecutions(tx, run);
+      run = [];
+      await applyEvent(tx, slug, parseEntityEvent(event.type, event.data), occurredAt(event), event.metadata);
+    }
+    if (run.length > 0) await applyExecutions(tx, run);
+  },
 };
 
 // ---- queries ----

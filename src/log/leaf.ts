@@ -20,12 +20,6 @@ export interface LeafEvent {
   readonly redaction?: Redaction;
 }
 
-/** An event as read for hashing elsewhere (a leaf thread, src/log/leaf-pool.ts): its JSON as the text the database wrote. */
-export interface RawLeafEvent extends Omit<LeafEvent, 'data' | 'metadata'> {
-  readonly metadataJson: string;
-  readonly dataJson: string;
-}
-
 /** What the first PayloadRedacted of an event recorded. */
 export interface Redaction {
   /** The PayloadRedacted event's position. */
@@ -65,25 +59,15 @@ function envelopeText(event: Omit<LeafEvent, 'data' | 'metadata'>, metadata: unk
   return `{"data_sha256":${canonicalJson(dataSha256)},${members}"position":${canonicalJson(event.position)},"recorded_at":${canonicalJson(event.recordedAt)},"stream":${canonicalJson(event.stream)},"type":${canonicalJson(event.type)},"version":${canonicalJson(event.version)}}`;
 }
 
-/** The event a raw read stands for, its JSON parsed. */
-export function parsedEvent(raw: RawLeafEvent): LeafEvent {
-  const event = { position: raw.position, stream: raw.stream, version: raw.version, type: raw.type, recordedAt: raw.recordedAt, metadata: JSON.parse(raw.metadataJson) as unknown, data: JSON.parse(raw.dataJson) as unknown };
-  return raw.redaction ? { ...event, redaction: raw.redaction } : event;
-}
-
 /** The i-th event of a page of columns, its JSON parsed; `redaction` what its redactedSha came from. */
 export function columnEvent(c: LeafColumns, i: number, redaction: Redaction | undefined): LeafEvent {
   const event = { position: c.positions[i]!, stream: c.streams[i]!, version: c.versions[i]!, type: c.types[i]!, recordedAt: c.recordedAt[i]!, metadata: JSON.parse(c.metadata[i]!) as unknown, data: JSON.parse(c.data[i]!) as unknown };
   return redaction ? { ...event, redaction } : event;
 }
 
-/** The leaf hashes of raw events, in their order, 32 bytes each in one buffer. */
-export function rawLeafHashes(events: readonly RawLeafEvent[]): Buffer {
-  return columnLeafHashes(leafColumns(events));
-}
-
 /**
- * Raw events as columns: what a leaf thread is sent. A structured clone of a few arrays of strings costs a
+ * A page of events as columns, their JSON as the text the database wrote (src/log/store.ts eventColumnsAfter):
+ * what the leaves are hashed from, here or on a leaf thread. A structured clone of a few arrays of strings costs a
  * fraction of one of as many objects, on both sides of the thread.
  */
 export interface LeafColumns {
@@ -98,23 +82,7 @@ export interface LeafColumns {
   readonly redactedSha: (string | null)[];
 }
 
-export function leafColumns(events: readonly RawLeafEvent[]): LeafColumns {
-  const n = events.length;
-  const columns: LeafColumns = { positions: new Float64Array(n), versions: new Float64Array(n), streams: [], types: [], recordedAt: [], metadata: [], data: [], redactedSha: [] };
-  for (let i = 0; i < n; i++) {
-    const e = events[i]!;
-    columns.positions[i] = e.position;
-    columns.versions[i] = e.version;
-    columns.streams.push(e.stream);
-    columns.types.push(e.type);
-    columns.recordedAt.push(e.recordedAt);
-    columns.metadata.push(e.metadataJson);
-    columns.data.push(e.dataJson);
-    columns.redactedSha.push(e.redaction?.dataSha256 ?? null);
-  }
-  return columns;
-}
-
+/** The leaf hashes of a page, in its order, 32 bytes each in one buffer. */
 export function columnLeafHashes(c: LeafColumns): Buffer {
   const n = c.positions.length;
   const out = Buffer.allocUnsafe(n * HASH_BYTES);

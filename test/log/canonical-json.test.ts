@@ -5,7 +5,8 @@ import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../src/log/canonical-json.ts';
-import { type LeafEvent, leafOf, parsedEvent, rawLeafHashes } from '../../src/log/leaf.ts';
+import { type LeafEvent, columnEvent, leafOf } from '../../src/log/leaf.ts';
+import { leafColumns, rawLeafHashes } from '../support/leaf-columns.ts';
 import { leafHash } from '../../src/log/merkle.ts';
 
 /** A small deterministic generator (mulberry32), so that a failure names a seed that reproduces it. */
@@ -103,7 +104,7 @@ describe('a leaf’s envelope', () => {
       expect(leafOf(event).toString('utf8'), `seed ${seed}`).toBe(expected);
       if (event.metadata === undefined) continue;
       const raw = { position: event.position, stream: event.stream, version: event.version, type: event.type, recordedAt: event.recordedAt, metadataJson: JSON.stringify(event.metadata), dataJson: JSON.stringify(event.data) };
-      const parsed = parsedEvent(raw);
+      const parsed = columnEvent(leafColumns([raw]), 0, undefined);
       expect([canonicalJson(parsed.metadata), canonicalJson(parsed.data)]).toEqual([canonicalJson(event.metadata), canonicalJson(event.data)]);
       expect(rawLeafHashes([raw]).equals(leafHash(Buffer.from(expected))), `seed ${seed}`).toBe(true);
       // Redacted: the leaf commits to the recorded hash, whatever the data is now.

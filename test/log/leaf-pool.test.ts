@@ -1,7 +1,7 @@
 // The chain check's leaf threads (src/log/leaf-pool.ts): the hashes they return are the leaves this thread
 // computes, in the order asked across threads; a page they cannot hash fails, never passes as hashes.
 import { afterEach, describe, expect, it } from 'vitest';
-import { type RawLeafEvent, leafColumns, rawLeafHashes } from '../../src/log/leaf.ts';
+import { type RawLeafEvent, leafColumns, rawLeafHashes } from '../support/leaf-columns.ts';
 import { LeafPool } from '../../src/log/leaf-pool.ts';
 
 const event = (position: number, data: unknown): RawLeafEvent => ({
